@@ -1,0 +1,42 @@
+"""The harness's exceptions, one root.
+
+::
+
+    HarnessError
+    ├── HarnessInputError          bad input from the user: exit code 2
+    │   └── ControllerLoadError    --controller names nothing loadable
+    ├── RunAborted                 a run could not finish; the controller is to blame
+    │   ├── DeadlockError          every task waits and no timer is pending
+    │   └── RealTimeBlockError     the controller blocked the loop in real time
+    └── InternalError              the harness itself failed: exit code 3
+"""
+
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """Root of every error the harness raises on purpose."""
+
+
+class HarnessInputError(HarnessError):
+    """The user gave the harness something it cannot use (a file, a flag, a path)."""
+
+
+class ControllerLoadError(HarnessInputError):
+    """``--controller`` does not name a loadable controller factory."""
+
+
+class RunAborted(HarnessError):
+    """A run stopped before its workload finished, through the controller's doing."""
+
+
+class DeadlockError(RunAborted):
+    """Every task of the run is waiting and no virtual timer is pending."""
+
+
+class RealTimeBlockError(RunAborted):
+    """Code under test held the event loop for too long in real time."""
+
+
+class InternalError(HarnessError):
+    """The harness failed: a bug of ours, never blamed on the controller."""

@@ -1,0 +1,89 @@
+"""Run a coroutine inside the virtual world: clock, loop, patched time, watchdog.
+
+:func:`run_virtual` is the one entry point: everything a run does happens
+inside it, and nothing inside it waits for real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from harness.errors import RealTimeBlockError, RunAborted
+from harness.world.clock import DEFAULT_EPOCH, VirtualClock, VirtualEventLoop
+from harness.world.timepatch import virtual_time
+from harness.world.watchdog import Watchdog, WatchdogInterrupt
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+T = TypeVar("T")
+
+
+def run_virtual(
+    main: Callable[[VirtualClock], Coroutine[Any, Any, T]],
+    *,
+    seed: int = 0,
+    epoch: float = DEFAULT_EPOCH,
+    horizon_s: float = 7 * 24 * 3600.0,
+    watchdog_s: float = 5.0,
+    real_wait_s: float = 2.0,
+) -> T:
+    """Run ``main(clock)`` to completion on a fresh virtual clock and loop.
+
+    Global ``random`` is seeded with ``seed`` for third-party code (jitter in
+    retry libraries), and restored afterwards.
+
+    Raises:
+        DeadlockError: every task waited with no timer pending.
+        RealTimeBlockError: the code under test blocked the loop for real.
+        RunAborted: virtual time ran past ``horizon_s``.
+    """
+    clock = VirtualClock(epoch=epoch)
+    loop = VirtualEventLoop(clock, horizon_s=horizon_s, real_wait_s=real_wait_s)
+    state = random.getstate()
+    random.seed(seed)
+    watchdog = Watchdog(loop, limit_s=watchdog_s)
+    try:
+        asyncio.set_event_loop(loop)
+        with virtual_time(clock, loop), watchdog:
+            task = loop.create_task(main(clock))
+            try:
+                loop.run_until_complete(task)
+            except RuntimeError:
+                if loop.abort_error is None:
+                    raise
+            except WatchdogInterrupt as exc:
+                raise RealTimeBlockError(str(exc)) from None
+            if loop.abort_error is not None:
+                raise loop.abort_error
+            try:
+                return task.result()
+            except WatchdogInterrupt as exc:
+                raise RealTimeBlockError(str(exc)) from None
+    finally:
+        _close(loop)
+        asyncio.set_event_loop(None)
+        random.setstate(state)
+
+
+def _close(loop: VirtualEventLoop) -> None:
+    """Cancel what is left and close the loop without waiting for threads."""
+    try:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending and not loop.is_closed():
+            loop.abort_error = None
+            # Bounded: a task that ignores cancellation must not keep us here.
+            loop.horizon_ns = loop.clock.now_ns() + 60 * 1_000_000_000
+            loop.real_wait_s = min(loop.real_wait_s, 0.05)
+            try:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            except (RuntimeError, RunAborted, WatchdogInterrupt):
+                pass
+    finally:
+        if not loop.is_closed():
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()

@@ -1,0 +1,112 @@
+"""Make every face of time read the virtual clock, for the length of a run.
+
+Inside :func:`virtual_time`:
+
+- ``time.monotonic``, ``time.perf_counter`` (and their ``_ns`` forms) read the
+  clock's small monotonic face, the same value as the event loop's ``time()``;
+- ``time.time``, ``datetime.datetime.now``/``utcnow``, ``datetime.date.today``,
+  ``time.gmtime``, ``time.localtime`` and ``time.strftime`` read the clock's
+  wall face (freezegun, driven by the clock instead of frozen);
+- ``time.sleep`` advances virtual time: in a baton thread it parks the thread
+  until the loop reaches the wake-up time; on the loop's own thread it moves
+  the clock forward at once, blocking every other task, as a real blocking
+  sleep would.
+
+freezegun already replaces module-level references to the real functions
+(``from time import monotonic``); we hand it our monotonic functions so those
+references read the same clock as the loop. freezegun's own monotonic would
+read the wall face (~1.7e9 s), where float precision breaks asyncio timers.
+Entering freezegun scans every loaded module, so a run enters it once.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import freezegun
+import freezegun.api as fz
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from harness.world.clock import VirtualClock, VirtualEventLoop
+
+_UTC_EPOCH = _dt.datetime(1970, 1, 1)  # noqa: DTZ001 (freezegun works on naive UTC)
+_real_sleep = time.sleep
+
+# Modules whose time must stay real: the test runner's own timing and the
+# property-testing engine's deadlines (see NOTES: patched clocks around
+# Hypothesis produce false DeadlineExceeded).
+_IGNORE = ("_pytest", "pytest", "hypothesis", "pluggy", "threading", "queue", "Queue")
+
+
+class _WallFactory:
+    """What freezegun asks for the current time: the clock's wall face, naive UTC."""
+
+    __slots__ = ("clock",)
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.clock = clock
+
+    def __call__(self) -> _dt.datetime:
+        return _UTC_EPOCH + _dt.timedelta(microseconds=self.clock.wall() * 1_000_000 // 1)
+
+    def tick(self, delta: Any = None) -> _dt.datetime:  # noqa: ARG002 (freezegun API)
+        msg = "the virtual clock moves time; freezegun's tick() is not available in a run"
+        raise RuntimeError(msg)
+
+    def move_to(self, target: Any) -> None:  # noqa: ARG002 (freezegun API)
+        msg = "the virtual clock moves time; freezegun's move_to() is not available in a run"
+        raise RuntimeError(msg)
+
+
+@contextmanager
+def virtual_time(clock: VirtualClock, loop: VirtualEventLoop) -> Iterator[None]:
+    """Patch every face of time onto ``clock`` (see the module docstring)."""
+    ns = clock.now_ns
+
+    def monotonic() -> float:
+        return ns() / 1_000_000_000
+
+    def monotonic_ns() -> int:
+        return ns()
+
+    def sleep(seconds: float) -> None:
+        if seconds < 0:
+            msg = "sleep length must be non-negative"
+            raise ValueError(msg)
+        if loop.sleep_from_thread(seconds):
+            return
+        clock.advance(seconds)
+
+    saved = {
+        name: getattr(fz, name)
+        for name in ("fake_monotonic", "fake_perf_counter", "fake_monotonic_ns", "fake_perf_counter_ns")
+    }
+    fz.fake_monotonic = monotonic  # type: ignore[assignment]
+    fz.fake_perf_counter = monotonic  # type: ignore[assignment]
+    fz.fake_monotonic_ns = monotonic_ns  # type: ignore[assignment]
+    fz.fake_perf_counter_ns = monotonic_ns  # type: ignore[assignment]
+    freezer = freezegun.freeze_time(
+        _UTC_EPOCH + _dt.timedelta(seconds=clock.epoch), ignore=list(_IGNORE)
+    )
+    try:
+        freezer.start()
+        fz.freeze_factories[-1] = _WallFactory(clock)  # type: ignore[index,call-overload]
+    finally:
+        for name, value in saved.items():
+            setattr(fz, name, value)
+    time.sleep = sleep
+    try:
+        yield
+    finally:
+        time.sleep = _real_sleep
+        freezer.stop()
+
+
+def real_sleep(seconds: float) -> None:
+    """Sleep for real (for tests that prove the watchdog catches real blocking)."""
+    _real_sleep(seconds)
