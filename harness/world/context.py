@@ -1,0 +1,35 @@
+"""Who is calling: the agent, task, call and operation behind a request.
+
+The workload sets :data:`CURRENT_CALL` around each invocation of the
+controller; the simulated services read it to attribute every request they
+receive (the ground truth needs to know which logical operation a request
+belongs to, including requests a controller sends itself through
+``env.http``). Context variables follow asyncio tasks and are copied into
+baton threads, so attribution survives every layer.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import random
+
+
+@dataclass(slots=True, kw_only=True)
+class CallMeta:
+    """The identity of one invocation, and the agent's RNG for fault draws."""
+
+    agent: int
+    task: str
+    call: str
+    op: str
+    rng: random.Random
+    """The agent's own fault RNG: draws do not depend on how agents interleave."""
+    layer: str = "controller"
+    """``controller`` for attempts the controller makes, ``sdk`` for the SDK layer's retries."""
+
+
+CURRENT_CALL: ContextVar[CallMeta | None] = ContextVar("retrychaos_current_call", default=None)
