@@ -40,7 +40,17 @@ _real_sleep = time.sleep
 # Modules whose time must stay real: the test runner's own timing and the
 # property-testing engine's deadlines (see NOTES: patched clocks around
 # Hypothesis produce false DeadlineExceeded).
-_IGNORE = ("_pytest", "pytest", "hypothesis", "pluggy", "threading", "queue", "Queue")
+# The watchdog measures real time by definition.
+_IGNORE = (
+    "_pytest",
+    "pytest",
+    "hypothesis",
+    "pluggy",
+    "threading",
+    "queue",
+    "Queue",
+    "harness.world.watchdog",
+)
 
 
 class _WallFactory:
