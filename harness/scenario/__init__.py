@@ -1,0 +1,22 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""The scenario file format: YAML in, ``harness.world.spec.Scenario`` out, and back."""
+
+from harness.scenario.dump import dump_scenario, write_scenario
+from harness.scenario.errors import MISSING, ScenarioError
+from harness.scenario.ids import INVARIANT_DEFINITIONS, INVARIANT_IDS
+from harness.scenario.load import load_paths, load_scenario, scenario_from_dict, scenario_from_yaml
+from harness.scenario.schema import json_schema
+
+__all__ = [
+    "INVARIANT_DEFINITIONS",
+    "INVARIANT_IDS",
+    "MISSING",
+    "ScenarioError",
+    "dump_scenario",
+    "json_schema",
+    "load_paths",
+    "load_scenario",
+    "scenario_from_dict",
+    "scenario_from_yaml",
+    "write_scenario",
+]

@@ -1,0 +1,75 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""Helpers the schema modules share: the ``Expect`` marker, the base model, rule failures.
+
+Every field of the file format carries an :class:`Expect` in its ``Annotated``
+metadata: the words that follow "expected" in its error message. Pydantic's own
+messages ("Input should be less than or equal to 599") describe one failed
+check; the marker describes the whole field ("an HTTP status from 400 to 599"),
+which is what a person fixing a file needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, NoReturn
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["RULE_ERROR", "Expect", "FileModel", "Issue", "fail", "fail_at"]
+
+Issue = tuple[tuple[str | int, ...], object, str, str | None]
+"""One broken rule: ``(loc, value, expected, got-override)``."""
+
+RULE_ERROR: Final = "scenario_rule"
+"""The pydantic error type of a failed rule of ours; its context holds ``expected``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    """What a field (or a list's item) accepts, in words: "expected <text>"."""
+
+    text: str
+
+
+class FileModel(BaseModel):
+    """Base of every model of the file format: strict about keys, immutable.
+
+    Attribute docstrings become field descriptions, so editors using the JSON
+    Schema show them as help.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        allow_inf_nan=False,
+        use_attribute_docstrings=True,
+    )
+
+
+def _error(expected: str, got: str | None) -> PydanticCustomError:
+    context: dict[str, str] = {"expected": expected}
+    if got is not None:
+        context["got"] = got
+    return PydanticCustomError(RULE_ERROR, "expected {expected}", context)
+
+
+def fail(expected: str, *, got: str | None = None) -> NoReturn:
+    """Reject the value being validated: it should have been ``expected``."""
+    raise _error(expected, got)
+
+
+def fail_at(title: str, issues: Sequence[Issue]) -> NoReturn:
+    """Reject several values below the model being validated.
+
+    Each issue is ``(loc relative to the model, value, expected, got-override)``;
+    pydantic prefixes the model's own location, and every issue is reported.
+    """
+    details = [
+        InitErrorDetails(type=_error(expected, got), loc=loc, input=value)
+        for loc, value, expected, got in issues
+    ]
+    raise ValidationError.from_exception_data(title, details)

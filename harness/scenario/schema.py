@@ -1,0 +1,277 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""The scenario file format as pydantic models, and its JSON Schema.
+
+The models mirror ``harness.world.spec`` but describe what a person writes:
+short files (every key that has a sensible default may be left out), unknown
+keys rejected, and every field saying in words what it accepts (see
+``_fields.Expect``). ``harness.scenario.convert`` turns a valid
+:class:`ScenarioFile` into a ``harness.world.spec.Scenario`` and back.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import Field, JsonValue, field_validator, model_validator
+
+from harness.scenario._fields import Expect, FileModel, fail, fail_at
+from harness.scenario.crossref import cross_issues
+from harness.scenario.faults import FaultModel  # noqa: TC001 - pydantic resolves annotations at runtime
+from harness.scenario.ids import INVARIANT_IDS
+from harness.world.spec import Contract, ToolSpec, Workload
+
+__all__ = [
+    "CallModel",
+    "ContractModel",
+    "ExpectModel",
+    "RateLimitModel",
+    "ScenarioFile",
+    "ToolModel",
+    "WorkloadModel",
+    "json_schema",
+]
+
+_CONTRACT: Final = Contract()
+_TOOL: Final = ToolSpec(name="defaults")
+_WORKLOAD: Final = Workload()
+
+WHOLE_GE_0: Final = "a whole number >= 0"
+WHOLE_GE_1: Final = "a whole number >= 1"
+SECONDS_GE_0: Final = "a number of seconds >= 0"
+SECONDS_GT_0: Final = "a number of seconds > 0"
+BOOL: Final = "true or false"
+THINK_TIME: Final = "a number of seconds >= 0, or a range [low, high] with 0 <= low <= high"
+INVARIANT_ID: Final = "an invariant id (" + ", ".join(INVARIANT_IDS) + ")"
+MAX_AGENTS: Final = 100_000
+
+
+class ContractModel(FileModel):
+    """The budget granted to the controller (``env.contract``); defaults are the seed's."""
+
+    max_attempts_per_task: Annotated[int, Field(ge=1), Expect(WHOLE_GE_1)] = (
+        _CONTRACT.max_attempts_per_task
+    )
+    """Tool attempts one user task may make, every layer counted."""
+    max_attempts_per_call: Annotated[int, Field(ge=1), Expect(WHOLE_GE_1)] = (
+        _CONTRACT.max_attempts_per_call
+    )
+    """Attempts one tool call may make, every layer counted."""
+    deadline_s: Annotated[float, Field(gt=0), Expect(SECONDS_GT_0)] = _CONTRACT.deadline_s
+    """Total time a task may take, from its start."""
+    base_delay_s: Annotated[float, Field(gt=0), Expect(SECONDS_GT_0)] = _CONTRACT.base_delay_s
+    """First backoff delay (doubled per attempt, capped by ``max_delay_s``)."""
+    max_delay_s: Annotated[float, Field(gt=0), Expect(SECONDS_GT_0)] = _CONTRACT.max_delay_s
+    """Cap of one backoff delay."""
+    attempt_timeout_s: Annotated[float, Field(gt=0), Expect(SECONDS_GT_0)] = (
+        _CONTRACT.attempt_timeout_s
+    )
+    """The simulated HTTP client's timeout for one attempt."""
+
+    @model_validator(mode="after")
+    def _delays_ordered(self) -> ContractModel:
+        if self.base_delay_s > self.max_delay_s:
+            expected = f"a delay <= max_delay_s ({self.max_delay_s:g})"
+            fail_at("ContractModel", [(("base_delay_s",), self.base_delay_s, expected, None)])
+        return self
+
+
+class RateLimitModel(FileModel):
+    """A server-side token bucket shared by every caller of the tool (answers 429 when empty)."""
+
+    rate_per_s: Annotated[float, Field(gt=0), Expect("a rate > 0 (requests per second)")]
+    """Tokens added per second."""
+    burst: Annotated[int, Field(ge=1), Expect(WHOLE_GE_1)]
+    """Bucket size: requests that may arrive at once."""
+
+
+class ToolModel(FileModel):
+    """A simulated tool: an HTTP service with one endpoint and a fault plan."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9_]+$"), Expect("a tool name of a-z, 0-9 and _")]
+    """Unique tool name (also the service's host: ``http://<name>.tools.test``)."""
+    method: Annotated[
+        Literal["GET", "POST", "PUT", "PATCH", "DELETE"],
+        Expect("one of GET, POST, PUT, PATCH, DELETE"),
+    ] = "POST"
+    """HTTP method of the endpoint."""
+    path: Annotated[
+        str, Field(pattern=r"^/[^\s?#]*$"), Expect("a URL path starting with / (no query)")
+    ] = _TOOL.path
+    """URL path of the endpoint."""
+    side_effect: Annotated[bool, Field(strict=True), Expect(BOOL)] = _TOOL.side_effect
+    """The call changes something (creates, sends, pays); false for reads."""
+    idempotency: Annotated[bool, Field(strict=True), Expect(BOOL)] = _TOOL.idempotency
+    """The service deduplicates by ``Idempotency-Key`` (repeats return the first result)."""
+    latency_s: Annotated[float, Field(ge=0), Expect(SECONDS_GE_0)] = _TOOL.latency_s
+    """Time the service takes to answer."""
+    latency_jitter_s: Annotated[float, Field(ge=0), Expect(SECONDS_GE_0)] = _TOOL.latency_jitter_s
+    """Random extra latency, uniform in ``[0, latency_jitter_s]``."""
+    rate_limit: Annotated[
+        RateLimitModel | None, Expect("a rate limit with rate_per_s and burst")
+    ] = None
+    """Server-side rate limit; default: none."""
+    faults: Annotated[
+        list[Annotated[FaultModel, Expect("a fault rule (a mapping with a fault key)")]],
+        Expect("a list of fault rules"),
+    ] = Field(default_factory=list)
+    """The fault plan: the first rule that applies to a request decides its outcome."""
+
+
+class CallModel(FileModel):
+    """One tool call of a task."""
+
+    tool: Annotated[str, Expect("the name of a declared tool")]
+    """The tool to call (a name under ``tools``)."""
+    args: Annotated[dict[str, JsonValue], Expect("a mapping of argument names to JSON values")] = (
+        Field(default_factory=dict)
+    )
+    """The call's arguments."""
+
+
+class WorkloadModel(FileModel):
+    """Who calls what: agents running tasks concurrently on the virtual clock."""
+
+    agents: Annotated[
+        int, Field(ge=1, le=MAX_AGENTS), Expect(f"a number of agents from 1 to {MAX_AGENTS}")
+    ] = _WORKLOAD.agents
+    """Agents running concurrently."""
+    tasks_per_agent: Annotated[int, Field(ge=1), Expect(WHOLE_GE_1)] = _WORKLOAD.tasks_per_agent
+    """Tasks each agent runs, one after another."""
+    start_spread_s: Annotated[float, Field(ge=0), Expect(SECONDS_GE_0)] = _WORKLOAD.start_spread_s
+    """Agents start at times drawn from ``[0, start_spread_s)``."""
+    think_time_s: Annotated[float | tuple[float, float], Expect(THINK_TIME)] = (
+        _WORKLOAD.think_time_s[0]
+    )
+    """Pause between an agent's tasks: a number, or a uniform range ``[low, high]``."""
+    calls: Annotated[
+        list[Annotated[CallModel, Expect("a call (a mapping with a tool key)")]],
+        Field(min_length=1),
+        Expect("a non-empty list of calls"),
+    ]
+    """The task: tool calls made in order."""
+    keys: Annotated[bool, Field(strict=True), Expect(BOOL)] = _WORKLOAD.keys
+    """Agents provide an idempotency key for every side-effect operation."""
+    model: Annotated[
+        Literal["obedient", "stubborn", "mutating", "give_up"],
+        Expect("one of obedient, stubborn, mutating, give_up"),
+    ] = "obedient"
+    """How the simulated model reacts to a failed call (see ``ModelPolicy``)."""
+    max_replans: Annotated[int, Field(ge=0), Expect(WHOLE_GE_0)] = _WORKLOAD.max_replans
+    """How often the model re-invokes a failed operation (same idempotency key)."""
+    max_fixes: Annotated[int, Field(ge=0), Expect(WHOLE_GE_0)] = _WORKLOAD.max_fixes
+    """How often the model corrects an argument after ``model_fix``."""
+    sdk_retries: Annotated[int, Field(ge=0), Expect(WHOLE_GE_0)] = _WORKLOAD.sdk_retries
+    """Extra attempts an SDK-style client layer under the tool makes (like ``max_retries``)."""
+    secrets: Annotated[bool, Field(strict=True), Expect(BOOL)] = _WORKLOAD.secrets
+    """Plant a token-like canary in every call's arguments (must never reach the audit log)."""
+
+    @field_validator("think_time_s")
+    @classmethod
+    def _think_time_range(cls, value: float | tuple[float, float]) -> float | tuple[float, float]:
+        low, high = value if isinstance(value, tuple) else (value, value)
+        if not 0 <= low <= high:
+            fail(THINK_TIME)
+        return value
+
+
+class ExpectModel(FileModel):
+    """Outcomes the scenario demands beyond the invariants."""
+
+    min_task_success_rate: Annotated[
+        float | None, Field(ge=0, le=1), Expect("a rate from 0 to 1")
+    ] = None
+    """Share of tasks that must succeed; default: no demand."""
+
+
+_InvariantId = Annotated[
+    str,
+    Field(json_schema_extra={"enum": list(INVARIANT_IDS)}),
+    Expect(INVARIANT_ID),
+]
+
+
+class ScenarioFile(FileModel):
+    """A retrychaos scenario: a world of simulated tools, a workload and the checks."""
+
+    name: Annotated[
+        str,
+        Field(pattern=r"^[a-z0-9-]+$"),
+        Expect("a scenario name of a-z, 0-9 and - (like ambiguous-commit-keyed)"),
+    ]
+    """Unique scenario name, used in reports and replay commands."""
+    description: Annotated[
+        str, Expect("a description of the rule the scenario tests and why it matters")
+    ]
+    """Which rule the scenario tests and why it matters."""
+    contract: Annotated[ContractModel, Expect("a contract (a mapping of budget settings)")] = Field(
+        default_factory=ContractModel
+    )
+    """The budget; every key defaults to the seed's value."""
+    tools: Annotated[
+        list[Annotated[ToolModel, Expect("a tool (a mapping with a name key)")]],
+        Field(min_length=1),
+        Expect("a non-empty list of tools"),
+    ]
+    """The simulated tools."""
+    workload: Annotated[WorkloadModel, Expect("a workload (a mapping with a calls key)")]
+    """Agents, tasks and the simulated model."""
+    invariants: Annotated[
+        list[_InvariantId] | None,
+        Field(min_length=1),
+        Expect("a non-empty list of invariant ids"),
+    ] = None
+    """Invariant ids to check; default: every one that applies."""
+    expect: Annotated[ExpectModel, Expect("a mapping of expectations")] = Field(
+        default_factory=ExpectModel
+    )
+    """Outcomes demanded beyond the invariants."""
+    seeds: Annotated[
+        list[Annotated[int, Field(ge=0), Expect(WHOLE_GE_0)]] | None,
+        Field(min_length=1),
+        Expect("a non-empty list of seeds"),
+    ] = None
+    """Seeds to run the scenario with; default: the runner's."""
+    transport: Annotated[Literal["direct", "http"], Expect("direct or http")] = "direct"
+    """``direct`` (in-process, fleet scale) or ``http`` (httpx + respx, full fidelity)."""
+
+    @field_validator("description")
+    @classmethod
+    def _described(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            fail("a description of the rule the scenario tests and why it matters")
+        return value
+
+    @field_validator("invariants")
+    @classmethod
+    def _known_invariants(cls, values: list[str] | None) -> list[str] | None:
+        issues = [
+            ((index,), value, INVARIANT_ID, None)
+            for index, value in enumerate(values or [])
+            if value not in INVARIANT_IDS
+        ]
+        if issues:
+            fail_at("invariants", issues)
+        return values
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> ScenarioFile:
+        issues = cross_issues(self.model_dump())
+        if issues:
+            fail_at("ScenarioFile", issues)
+        return self
+
+
+def json_schema() -> dict[str, Any]:
+    """Return the JSON Schema of the scenario file format (for editors and ``--schema``)."""
+    schema = ScenarioFile.model_json_schema()
+    # Pydantic leaves the title off fields that refer to a model; editors show it as help.
+    for definition in [schema, *schema.get("$defs", {}).values()]:
+        for key, prop in definition.get("properties", {}).items():
+            prop.setdefault("title", key.replace("_", " ").capitalize())
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://retrychaos.dev/schema/scenario.json",
+        "title": "retrychaos scenario",
+        **{key: value for key, value in schema.items() if key != "title"},
+    }
