@@ -287,4 +287,3 @@ class _Baton:
         task.add_done_callback(lambda t: self._resume(job, t))
         finished: asyncio.Task[Any] = self._park(job)
         return finished.result()
-

@@ -94,7 +94,12 @@ def virtual_time(clock: VirtualClock, loop: VirtualEventLoop) -> Iterator[None]:
 
     saved = {
         name: getattr(fz, name)
-        for name in ("fake_monotonic", "fake_perf_counter", "fake_monotonic_ns", "fake_perf_counter_ns")
+        for name in (
+            "fake_monotonic",
+            "fake_perf_counter",
+            "fake_monotonic_ns",
+            "fake_perf_counter_ns",
+        )
     }
     fz.fake_monotonic = monotonic  # type: ignore[assignment]
     fz.fake_perf_counter = monotonic  # type: ignore[assignment]

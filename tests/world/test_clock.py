@@ -45,8 +45,14 @@ def test_every_face_of_time_reads_the_same_clock() -> None:
         await asyncio.sleep(12.5)
         loop = asyncio.get_running_loop()
         now = dt.datetime.now(dt.UTC).timestamp()
-        return [time.monotonic(), time.perf_counter(), loop.time(), time.time() - clock.epoch,
-                now - clock.epoch, time.monotonic_ns() / 1e9]
+        return [
+            time.monotonic(),
+            time.perf_counter(),
+            loop.time(),
+            time.time() - clock.epoch,
+            now - clock.epoch,
+            time.monotonic_ns() / 1e9,
+        ]
 
     assert run_virtual(main) == [12.5] * 6
 
@@ -82,7 +88,9 @@ def test_clock_never_goes_backwards() -> None:
     """Moving the clock backwards is refused with a clear message."""
     clock = VirtualClock()
     clock.advance(2)
-    with pytest.raises(ValueError, match="time can't go backwards: now is 2000000000 ns, asked for 1 ns"):
+    with pytest.raises(
+        ValueError, match="time can't go backwards: now is 2000000000 ns, asked for 1 ns"
+    ):
         clock.advance_to_ns(1)
 
 
@@ -169,7 +177,9 @@ def test_a_deadlock_ends_the_run_with_a_clear_error() -> None:
     async def main(clock: VirtualClock) -> None:
         await asyncio.Event().wait()
 
-    with pytest.raises(DeadlockError, match="every task is waiting and no virtual timer is pending"):
+    with pytest.raises(
+        DeadlockError, match="every task is waiting and no virtual timer is pending"
+    ):
         run_virtual(main, real_wait_s=0.01)
 
 

@@ -1,0 +1,112 @@
+"""Finding the controller under test: built-in names or ``package.module:attr``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import ControllerLoadError
+
+BUILTINS: dict[str, tuple[str, str]] = {
+    "naive": (
+        "harness.controllers.naive:naive",
+        "retries everything 3 more times at once, fresh key each try (the anti-pattern)",
+    ),
+    "reference": ("controller.plugin:reference", "this project's reference controller (async)"),
+    "reference-sync": (
+        "controller.plugin:reference_sync",
+        "the reference controller's sync facade",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControllerRef:
+    """A resolved controller: its display name, its import path and its factory."""
+
+    name: str
+    path: str
+    factory: Any
+
+
+def resolve(name: str) -> ControllerRef:
+    """Resolve ``name`` (built in, or ``package.module:attr``) to a factory.
+
+    Raises:
+        ControllerLoadError: with a message naming what was wrong and what was expected.
+    """
+    if name in BUILTINS:
+        path = BUILTINS[name][0]
+    elif ":" in name:
+        path = name
+    else:
+        known = ", ".join(sorted(BUILTINS))
+        raise ControllerLoadError(
+            f"unknown controller {name!r}: expected a built-in name ({known}) "
+            "or an import path 'package.module:factory'"
+        )
+    module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise ControllerLoadError(
+            f"controller {name!r}: expected 'package.module:factory' with both parts non-empty"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ControllerLoadError(
+            f"controller {name!r}: cannot import module {module_name!r} ({exc}); "
+            "is it installed or on PYTHONPATH?"
+        ) from exc
+    except Exception as exc:
+        raise ControllerLoadError(
+            f"controller {name!r}: importing {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
+    factory = module
+    for part in attr.split("."):
+        if not hasattr(factory, part):
+            raise ControllerLoadError(
+                f"controller {name!r}: module {module_name!r} has no attribute {attr!r}; "
+                "expected a factory 'def factory(env) -> controller'"
+            )
+        factory = getattr(factory, part)
+    check_factory(name, factory)
+    return ControllerRef(name=name, path=path, factory=factory)
+
+
+def check_factory(name: str, factory: Any) -> None:
+    """Check that ``factory`` can be called as ``factory(env)``."""
+    if not callable(factory):
+        raise ControllerLoadError(
+            f"controller {name!r}: {type(factory).__name__} object is not callable; "
+            "expected a factory 'def factory(env) -> controller'"
+        )
+    try:
+        inspect.signature(factory).bind(object())
+    except TypeError as exc:
+        raise ControllerLoadError(
+            f"controller {name!r}: the factory cannot be called with one argument ({exc}); "
+            "expected 'def factory(env) -> controller'"
+        ) from exc
+    except ValueError:  # builtins without a signature: let the call decide
+        return
+
+
+def check_controller(name: str, controller: Any) -> None:
+    """Check what a factory returned: an object with ``call(tool, args, ctx)``."""
+    call = getattr(controller, "call", None)
+    if not callable(call):
+        raise ControllerLoadError(
+            f"controller {name!r}: the factory returned {type(controller).__name__}, which "
+            "has no call() method; expected an object with "
+            "'async def call(self, tool, args, ctx)' or 'def call(self, tool, args, ctx)'"
+        )
+    try:
+        inspect.signature(call).bind(object(), object(), object())
+    except TypeError as exc:
+        raise ControllerLoadError(
+            f"controller {name!r}: call() cannot take (tool, args, ctx) ({exc})"
+        ) from exc
+    except ValueError:
+        return

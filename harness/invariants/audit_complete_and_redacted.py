@@ -1,0 +1,178 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""``audit_complete_and_redacted``: one audit record per attempt, and nothing secret in any.
+
+Judged from the controller's audit stream (``audit`` events: the record as
+redacted by the environment, plus what the environment found in it):
+
+(a) no record leaked anything: an ``audit`` event with a non-empty
+    ``data.leaks`` (a planted secret, a raw idempotency key) is a violation
+    naming what leaked, never the value;
+(b) no record lacks a required field: a non-empty ``data.missing`` is a
+    violation naming the fields;
+(c) one record per attempt: for every call, the distinct ``attempt`` values
+    of the records whose ``call_id`` is the call's id cover ``1..N``, ``N``
+    being the call's controller-layer requests (SDK-layer retries happen
+    below the controller, which cannot see them).
+
+One violation per audit event for (a) and (b), one per call for (c).
+Applies to every scenario; a run whose controller wrote no audit record at
+all holds vacuously (the rule is about controllers that audit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from harness.invariants.base import Violation, fmt_t, violation_at
+from harness.invariants.index import CallInfo, index_of
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harness.world.spec import Scenario
+    from harness.world.trace import TraceEvent
+
+__all__ = ["INVARIANT", "AuditCompleteAndRedacted"]
+
+ID = "audit_complete_and_redacted"
+LEAK_NAMES = {"secret": "a planted secret", "raw_key": "a raw idempotency key"}
+
+
+def _attempt_number(value: Any) -> int | None:
+    """Return a record's attempt as an int, or None when it is not a whole number."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def _names(items: Sequence[str]) -> str:
+    """Join names in English: 'a', 'a and b', 'a, b and c'."""
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _record(event: TraceEvent) -> Mapping[str, Any]:
+    """Return the audit event's record (empty when the controller wrote something else)."""
+    record = event.data.get("record")
+    return record if isinstance(record, Mapping) else {}
+
+
+def _where(event: TraceEvent) -> tuple[str | None, str]:
+    """Return the task of an audit event and a phrase naming its record."""
+    record = _record(event)
+    task = event.task or record.get("task_id")
+    call = record.get("call_id", event.call)
+    attempt = record.get("attempt")
+    which = f"the audit record of call {call}"
+    if attempt is not None:
+        which += f" (attempt {attempt})"
+    return task, f"{which} written at {fmt_t(event.at)}"
+
+
+def _record_violations(event: TraceEvent) -> list[Violation]:
+    """Judge one audit event (parts a and b)."""
+    found: list[Violation] = []
+    task, which = _where(event)
+    leaks = list(event.data.get("leaks") or ())
+    if leaks:
+        leaked = _names([LEAK_NAMES.get(str(leak), str(leak)) for leak in leaks])
+        found.append(
+            violation_at(
+                ID,
+                event,
+                message=(
+                    f"task {task}: {which} leaked {leaked}; audit records carry digests, "
+                    "never secrets, full tokens or raw idempotency keys"
+                ),
+                expected="no secret or raw key in the record",
+                actual=f"leaked {leaked}",
+            )
+        )
+    missing = [str(name) for name in event.data.get("missing") or ()]
+    if missing:
+        found.append(
+            violation_at(
+                ID,
+                event,
+                message=(
+                    f"task {task}: {which} lacks the required field"
+                    f"{'s' * (len(missing) > 1)} {_names(missing)}"
+                ),
+                expected="every required field",
+                actual=f"missing {', '.join(missing)}",
+            )
+        )
+    return found
+
+
+def _coverage_violation(call: CallInfo, audited: set[int]) -> Violation | None:
+    """Judge one call's records against its controller-layer attempts (part c)."""
+    made = sum(1 for attempt in call.attempts if not attempt.sdk)
+    absent = [n for n in range(1, made + 1) if n not in audited]
+    if not absent:
+        return None
+    where = call.decision or call.attempts[-1].request
+    covered = sorted(n for n in audited if 1 <= n <= made)
+    covers = (
+        "no attempt"
+        if not covered
+        else f"attempt{'s' * (len(covered) > 1)} " + _names([str(n) for n in covered])
+    )
+    return violation_at(
+        ID,
+        where,
+        message=(
+            f"task {where.task}: call {call.call} made {made} attempt{'s' * (made > 1)} but "
+            f"its audit records cover {covers} (missing {_names([str(n) for n in absent])}); "
+            "the controller must write one record per attempt"
+        ),
+        expected=f"records for attempts 1..{made}",
+        actual=f"missing {', '.join(str(n) for n in absent)}",
+    )
+
+
+class AuditCompleteAndRedacted:
+    """One audit record per attempt with the required fields, and no secret in any."""
+
+    __slots__ = ()
+    id = ID
+    summary = (
+        "where the controller writes audit records: one per attempt, with the required "
+        "fields, and no planted secret or raw idempotency key in any"
+    )
+
+    def applies(self, scenario: Scenario) -> bool:
+        """Apply to every scenario (vacuous when the controller writes no audit record)."""
+        del scenario
+        return True
+
+    def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
+        """Judge every audit event, then every call's coverage."""
+        del scenario
+        index = index_of(events)
+        if not index.audits:
+            return []
+        violations: list[Violation] = []
+        audited: dict[Any, set[int]] = {}
+        for event in index.audits:
+            violations.extend(_record_violations(event))
+            record = _record(event)
+            number = _attempt_number(record.get("attempt"))
+            if number is not None:
+                audited.setdefault(record.get("call_id", event.call), set()).add(number)
+        for call in index.calls.values():
+            if call.attempts:
+                violation = _coverage_violation(call, audited.get(call.call, set()))
+                if violation is not None:
+                    violations.append(violation)
+        violations.sort(key=lambda violation: violation.seq or 0)
+        return violations
+
+
+INVARIANT = AuditCompleteAndRedacted()

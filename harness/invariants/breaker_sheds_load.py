@@ -1,0 +1,126 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""``breaker_sheds_load``: in a sustained fleet outage, attempts fall to a probe rate.
+
+Applies when the workload has at least 20 agents and some tool has an
+*outage*: a fault rule with a ``window`` ``[s, e)`` at least 10 s long,
+probability 1.0, no ``attempts`` filter, and a transient fault (status 408,
+429, 502, 503 or 504, a read timeout, a connect timeout or a connect error;
+see :mod:`harness.invariants.faults` for why a plain 500 is left out).
+
+For each outage of tool ``T``, the *late window* is
+``[s + max(5, 0.2 * (e - s)), e)``: by then failures have piled up and a
+breaker should be open. ``calls`` counts the ``call_start`` events for ``T``
+in the late window, ``attempts`` the requests to ``T`` starting in it
+(every layer; reached or not, since during a connect-failure outage no
+attempt reaches the server yet each one still costs the fleet and the
+network). The invariant is broken when ``calls >= 20`` and
+``attempts > 0.25 * calls``. One violation per outage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.invariants.base import Violation, fmt_t
+from harness.invariants.faults import is_transient
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harness.world.spec import Scenario
+    from harness.world.trace import TraceEvent
+
+__all__ = ["INVARIANT", "BreakerShedsLoad", "Outage", "outages"]
+
+ID = "breaker_sheds_load"
+MIN_AGENTS = 20
+MIN_OUTAGE_S = 10.0
+MIN_CALLS = 20
+PROBE_RATIO = 0.25
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outage:
+    """A sustained transient outage of one tool, and the late part of it that is judged."""
+
+    tool: str
+    start: float
+    end: float
+
+    @property
+    def late_start(self) -> float:
+        """When the late window begins."""
+        return self.start + max(5.0, 0.2 * (self.end - self.start))
+
+
+def outages(scenario: Scenario) -> list[Outage]:
+    """Return every outage of the scenario's fault plans (see the module docstring)."""
+    return [
+        Outage(tool=tool.name, start=rule.window[0], end=rule.window[1])
+        for tool in scenario.world.tools
+        for rule in tool.faults
+        if rule.window is not None
+        and rule.window[1] - rule.window[0] >= MIN_OUTAGE_S
+        and rule.probability >= 1.0
+        and rule.attempts is None
+        and is_transient(rule)
+    ]
+
+
+class BreakerShedsLoad:
+    """During a sustained outage the fleet's attempt rate falls to a small probe rate."""
+
+    __slots__ = ()
+    id = ID
+    summary = (
+        "during a sustained fleet outage, attempts in its late part stay at a probe rate "
+        "(at most 0.25 per call started)"
+    )
+
+    def applies(self, scenario: Scenario) -> bool:
+        """Apply to fleets of 20 agents or more facing a sustained transient outage."""
+        return scenario.workload.agents >= MIN_AGENTS and bool(outages(scenario))
+
+    def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
+        """Count calls and attempts in each outage's late window."""
+        judged = outages(scenario)
+        if not judged:
+            return []
+        calls = [0] * len(judged)
+        attempts = [0] * len(judged)
+        for event in events:
+            if event.kind not in {"call_start", "request"}:
+                continue
+            for i, outage in enumerate(judged):
+                if event.tool != outage.tool or not outage.late_start <= event.at < outage.end:
+                    continue
+                if event.kind == "call_start":
+                    calls[i] += 1
+                else:
+                    attempts[i] += 1
+        violations: list[Violation] = []
+        for outage, n_calls, n_attempts in zip(judged, calls, attempts, strict=True):
+            if n_calls < MIN_CALLS or n_attempts <= PROBE_RATIO * n_calls:
+                continue
+            violations.append(
+                Violation(
+                    invariant=ID,
+                    message=(
+                        f"during the outage of {outage.tool} from {fmt_t(outage.start)} to "
+                        f"{fmt_t(outage.end)}, from {fmt_t(outage.late_start)} on, the fleet "
+                        f"kept sending {n_attempts} attempts for {n_calls} calls "
+                        f"({n_attempts / n_calls:.2f} per call); a breaker should cut this to a "
+                        f"probe rate (at most {PROBE_RATIO:g} attempts per call)"
+                    ),
+                    task=None,
+                    attempt=None,
+                    at=outage.late_start,
+                    expected=f"at most {int(PROBE_RATIO * n_calls)} attempts",
+                    actual=f"{n_attempts} attempts for {n_calls} calls",
+                )
+            )
+        return violations
+
+
+INVARIANT = BreakerShedsLoad()

@@ -1,0 +1,116 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""``idempotency_key_stable``: one logical operation, one key; one key, one operation.
+
+Holds when:
+
+(a) every request of one op, across every layer and re-plan, carries the same
+    key digest: a mix of None and a key, or two different keys, is a
+    violation (a fresh key per try defeats the service's deduplication); an op
+    whose requests all carry None holds here (whether it may be replayed
+    keyless is ``unsafe_side_effects_not_replayed``'s question);
+(b) two different ops of the same tool never carry the same key (a constant
+    key makes the service answer one operation with another's result).
+
+One violation per op for (a), at the first request whose key differs from the
+op's first; one per tool and key for (b), at the first request of a second op
+carrying it. Applies when some tool has side effects or a deduplicating
+service (where keys matter); a trace without keys holds vacuously.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.invariants.base import Violation, fmt_t, violation_at
+from harness.invariants.index import Attempt, index_of
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harness.world.spec import Scenario
+    from harness.world.trace import TraceEvent
+
+__all__ = ["INVARIANT", "IdempotencyKeyStable"]
+
+ID = "idempotency_key_stable"
+
+
+def _shown(key: Any) -> str:
+    """Show a key digest (never a raw key: traces only hold digests), or 'no key'."""
+    return "no key" if key is None else f"key {key}"
+
+
+class IdempotencyKeyStable:
+    """Every attempt of one op carries the same key, and ops never share one."""
+
+    __slots__ = ()
+    id = ID
+    summary = (
+        "every attempt of one logical operation, across every layer and re-plan, carries the "
+        "same idempotency key, and no two operations of a tool share one"
+    )
+
+    def applies(self, scenario: Scenario) -> bool:
+        """Apply when some tool has side effects or deduplicates by key."""
+        return any(tool.side_effect or tool.idempotency for tool in scenario.world.tools)
+
+    def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
+        """Compare each request's key with its op's first and with other ops' keys."""
+        del scenario
+        index = index_of(events)
+        violations: list[Violation] = []
+        owner: dict[tuple[str | None, Any], Attempt] = {}
+        sharers: dict[tuple[str | None, Any], set[str | None]] = {}
+        shared_at: dict[tuple[str | None, Any], Attempt] = {}
+        for op, attempts in index.ops.items():
+            first = attempts[0]
+            changed = next((a for a in attempts if a.key != first.key), None)
+            if changed is not None:
+                violations.append(
+                    violation_at(
+                        ID,
+                        changed.request,
+                        attempt=changed.ordinal,
+                        message=(
+                            f"task {changed.request.task}: attempt {changed.ordinal} of op {op} "
+                            f"carried {_shown(changed.key)} to {changed.request.tool} at "
+                            f"{fmt_t(changed.at)}, but attempt 1 at {fmt_t(first.at)} carried "
+                            f"{_shown(first.key)}; every attempt of one operation must reuse "
+                            "the same key"
+                        ),
+                        expected=_shown(first.key),
+                        actual=_shown(changed.key),
+                    )
+                )
+        for attempt in index.attempts:
+            if attempt.key is None:
+                continue
+            where = (attempt.request.tool, attempt.key)
+            holder = owner.setdefault(where, attempt)
+            if holder.request.op == attempt.request.op:
+                continue
+            sharers.setdefault(where, {holder.request.op}).add(attempt.request.op)
+            shared_at.setdefault(where, attempt)
+        for where, attempt in shared_at.items():
+            holder = owner[where]
+            violations.append(
+                violation_at(
+                    ID,
+                    attempt.request,
+                    attempt=attempt.ordinal,
+                    message=(
+                        f"task {attempt.request.task}: op {attempt.request.op} sent "
+                        f"{_shown(attempt.key)} to {attempt.request.tool} at "
+                        f"{fmt_t(attempt.at)}, the key op {holder.request.op} already used at "
+                        f"{fmt_t(holder.at)}; two operations sharing a key get each other's "
+                        "results"
+                    ),
+                    expected=f"a key used by one operation of {attempt.request.tool}",
+                    actual=f"{len(sharers[where])} operations carried {_shown(attempt.key)}",
+                )
+            )
+        violations.sort(key=lambda violation: violation.seq or 0)
+        return violations
+
+
+INVARIANT = IdempotencyKeyStable()

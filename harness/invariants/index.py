@@ -1,0 +1,232 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""Shared, single-pass indexing of a trace: attempts, calls, ops and tasks.
+
+Every checker needs the same joins (a response with the request it answers, a
+call with its decision, a task with its deadline). :func:`index_of` builds them
+once in one pass over the events and caches the result for the last trace it
+saw, so running every invariant on a fleet trace stays linear.
+
+Pairing a ``response`` with its ``request``: both carry the op. Among the op's
+requests still waiting for an answer, the response takes the one with the same
+server-side ``n``; a response without ``n`` (a connect failure) takes an
+unreached request whose start equals the response's ``started``; failing both,
+the oldest waiting request of the op.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness.invariants.base import EPS
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harness.world.spec import Scenario, ToolSpec
+    from harness.world.trace import TraceEvent
+
+__all__ = ["OK_OUTCOMES", "Attempt", "CallInfo", "TaskInfo", "TraceIndex", "index_of", "tools_of"]
+
+OK_OUTCOMES = frozenset({"ok", "replayed"})
+"""Outcomes of a successful attempt."""
+
+
+@dataclass(slots=True, eq=False)
+class Attempt:
+    """One request of the trace and, once it ended, the response that ended it."""
+
+    request: TraceEvent
+    ordinal: int
+    """Position among every request of the op (all layers, all re-plans), from 1."""
+    response: TraceEvent | None = None
+
+    @property
+    def at(self) -> float:
+        """When the attempt started."""
+        return self.request.at
+
+    @property
+    def end(self) -> float | None:
+        """When the attempt ended (its response's time), or None if it never did."""
+        return None if self.response is None else self.response.at
+
+    @property
+    def reached(self) -> bool:
+        """Whether the server saw the request."""
+        return bool(self.request.data.get("reached", True))
+
+    @property
+    def args(self) -> Any:
+        """The arguments' digest."""
+        return self.request.data.get("args")
+
+    @property
+    def key(self) -> Any:
+        """The idempotency key's digest, or None."""
+        return self.request.data.get("key")
+
+    @property
+    def sdk(self) -> bool:
+        """Whether an SDK-style layer under the controller sent it."""
+        return self.request.data.get("layer") == "sdk"
+
+    def answer(self, name: str) -> Any:
+        """Return ``name`` from the response's data (None without a response)."""
+        return None if self.response is None else self.response.data.get(name)
+
+
+@dataclass(slots=True, eq=False)
+class CallInfo:
+    """One invocation of an op: its ``call_start``, its attempts and its decision."""
+
+    call: str
+    start: TraceEvent | None = None
+    decision: TraceEvent | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+
+
+@dataclass(slots=True, eq=False)
+class TaskInfo:
+    """One task: its start (with the deadline), its end and its attempts."""
+
+    task: str
+    start: TraceEvent | None = None
+    end: TraceEvent | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+
+    @property
+    def deadline(self) -> float | None:
+        """The task's absolute deadline, if its start was recorded."""
+        if self.start is None:
+            return None
+        value = self.start.data.get("deadline")
+        return None if value is None else float(value)
+
+
+@dataclass(slots=True, eq=False)
+class TraceIndex:
+    """The joins every checker needs, built in one pass (see the module docstring)."""
+
+    events: Sequence[TraceEvent]
+    attempts: list[Attempt] = field(default_factory=list)
+    by_request: dict[int, Attempt] = field(default_factory=dict)
+    """Attempt by its request's ``seq``."""
+    by_response: dict[int, Attempt] = field(default_factory=dict)
+    """Attempt by its response's ``seq``."""
+    ops: dict[str | None, list[Attempt]] = field(default_factory=dict)
+    calls: dict[str, CallInfo] = field(default_factory=dict)
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    audits: list[TraceEvent] = field(default_factory=list)
+
+    def task(self, name: str) -> TaskInfo:
+        """Return the task called ``name``, creating an empty record on first use."""
+        info = self.tasks.get(name)
+        if info is None:
+            info = self.tasks[name] = TaskInfo(task=name)
+        return info
+
+    def call(self, name: str) -> CallInfo:
+        """Return the call called ``name``, creating an empty record on first use."""
+        info = self.calls.get(name)
+        if info is None:
+            info = self.calls[name] = CallInfo(call=name)
+        return info
+
+
+_Waiting = dict[str | None, list[Attempt]]
+"""Requests still waiting for their response, by op."""
+
+
+def _pick(waiting: list[Attempt], response: TraceEvent) -> Attempt:
+    n = response.data.get("n")
+    started = response.data.get("started")
+    if n is not None:
+        for attempt in waiting:
+            if attempt.request.data.get("n") == n:
+                return attempt
+    else:
+        unreached = [attempt for attempt in waiting if not attempt.reached]
+        for attempt in unreached:
+            if started is not None and abs(attempt.at - float(started)) <= EPS:
+                return attempt
+        if unreached:
+            return unreached[0]
+    for attempt in waiting:
+        if started is not None and abs(attempt.at - float(started)) <= EPS:
+            return attempt
+    return waiting[0]
+
+
+def _add_request(index: TraceIndex, event: TraceEvent, waiting: _Waiting) -> None:
+    """Record one request as a new attempt of its op, task and call."""
+    history = index.ops.setdefault(event.op, [])
+    attempt = Attempt(request=event, ordinal=len(history) + 1)
+    history.append(attempt)
+    index.attempts.append(attempt)
+    index.by_request[event.seq] = attempt
+    waiting.setdefault(event.op, []).append(attempt)
+    if event.task is not None:
+        index.task(event.task).attempts.append(attempt)
+    if event.call is not None:
+        index.call(event.call).attempts.append(attempt)
+
+
+def _add_response(index: TraceIndex, event: TraceEvent, waiting: _Waiting) -> None:
+    """Pair one response with the request it answers (see the module docstring)."""
+    pending = waiting.get(event.op)
+    if pending:
+        attempt = _pick(pending, event)
+        pending.remove(attempt)
+        attempt.response = event
+        index.by_response[event.seq] = attempt
+
+
+def _add_other(index: TraceIndex, event: TraceEvent) -> None:
+    """Record a call's start or decision, a task's start or end, or an audit record."""
+    kind = event.kind
+    if kind == "call_start" and event.call is not None:
+        index.call(event.call).start = event
+    elif kind == "decision" and event.call is not None:
+        info = index.call(event.call)
+        if info.decision is None:
+            info.decision = event
+    elif kind == "task_start" and event.task is not None:
+        index.task(event.task).start = event
+    elif kind == "task_end" and event.task is not None:
+        index.task(event.task).end = event
+    elif kind == "audit":
+        index.audits.append(event)
+
+
+def build(events: Sequence[TraceEvent]) -> TraceIndex:
+    """Index ``events`` in one pass."""
+    index = TraceIndex(events=events)
+    waiting: _Waiting = {}
+    for event in events:
+        if event.kind == "request":
+            _add_request(index, event, waiting)
+        elif event.kind == "response":
+            _add_response(index, event, waiting)
+        else:
+            _add_other(index, event)
+    return index
+
+
+_cache: list[tuple[Sequence[TraceEvent], int, TraceIndex]] = []
+
+
+def index_of(events: Sequence[TraceEvent]) -> TraceIndex:
+    """Return the index of ``events``, reusing the last one built for the same trace."""
+    if _cache:
+        seen, length, index = _cache[0]
+        if seen is events and length == len(events):
+            return index
+    index = build(events)
+    _cache[:] = [(events, len(events), index)]
+    return index
+
+
+def tools_of(scenario: Scenario) -> dict[str, ToolSpec]:
+    """Return the scenario's tools by name."""
+    return {tool.name: tool for tool in scenario.world.tools}

@@ -1,0 +1,123 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""``no_request_amplification``: every layer together stays within the attempt budget.
+
+Holds when, counting only attempts that reached a server (``request`` events
+with ``reached`` true; a connect failure never loads the service):
+
+- per task, at most ``contract.max_attempts_per_task`` attempts reach servers;
+- per logical operation (op), at most ``contract.max_attempts_per_call``.
+
+Every layer counts: controller retries, model re-plans (a new call of the same
+op) and SDK-layer retries (``layer == "sdk"``). One violation per task and per
+op, at the first attempt beyond the limit; ``actual`` gives the total.
+Applies to every scenario.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.invariants.base import Violation, fmt_t, nth, plural, violation_at
+from harness.invariants.index import Attempt, index_of
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harness.world.spec import Scenario
+    from harness.world.trace import TraceEvent
+
+__all__ = ["INVARIANT", "NoRequestAmplification"]
+
+ID = "no_request_amplification"
+
+
+def _name(attempt: Attempt, reached_rank: int) -> str:
+    """Name an attempt by its place in its op, and among those that reached a server."""
+    name = f"attempt {attempt.ordinal} of op {attempt.request.op}"
+    if reached_rank != attempt.ordinal:
+        name += f" (the {nth(reached_rank)} to reach a server)"
+    return name
+
+
+def _excess(attempts: list[Attempt], limit: int) -> tuple[Attempt, int, int] | None:
+    """Return the first attempt reaching a server beyond ``limit``, its op rank and the total."""
+    reached = [attempt for attempt in attempts if attempt.reached]
+    if len(reached) <= limit:
+        return None
+    return reached[limit], limit + 1, len(reached)
+
+
+class NoRequestAmplification:
+    """Attempts reaching servers stay within the per-task and per-call contract."""
+
+    __slots__ = ()
+    id = ID
+    summary = (
+        "attempts reaching servers stay within the contract: per task "
+        "max_attempts_per_task, per logical operation max_attempts_per_call, every layer counted"
+    )
+
+    def applies(self, scenario: Scenario) -> bool:
+        """Apply to every scenario."""
+        del scenario
+        return True
+
+    def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
+        """Report the first excess attempt of each op and each task."""
+        contract = scenario.world.contract
+        index = index_of(events)
+        found: list[Violation] = []
+        for op, attempts in index.ops.items():
+            excess = _excess(attempts, contract.max_attempts_per_call)
+            if excess is None:
+                continue
+            first, rank, total = excess
+            found.append(
+                violation_at(
+                    ID,
+                    first.request,
+                    attempt=first.ordinal,
+                    message=(
+                        f"task {first.request.task}: {_name(first, rank)} reached "
+                        f"{first.request.tool} at {fmt_t(first.at)}; the contract allows "
+                        f"{plural(contract.max_attempts_per_call, 'attempt')} per call"
+                    ),
+                    expected=(
+                        f"at most {contract.max_attempts_per_call} attempts of op {op} "
+                        "reaching servers"
+                    ),
+                    actual=f"{total} reached servers",
+                )
+            )
+        for task, info in index.tasks.items():
+            excess = _excess(info.attempts, contract.max_attempts_per_task)
+            if excess is None:
+                continue
+            first, rank, total = excess
+            op_rank = sum(
+                1
+                for attempt in index.ops[first.request.op]
+                if attempt.reached and attempt.request.seq <= first.request.seq
+            )
+            found.append(
+                violation_at(
+                    ID,
+                    first.request,
+                    attempt=first.ordinal,
+                    message=(
+                        f"task {task}: attempt {rank} of the task ({_name(first, op_rank)}) "
+                        f"reached {first.request.tool} at {fmt_t(first.at)}; the contract "
+                        f"allows {plural(contract.max_attempts_per_task, 'attempt')} per task"
+                    ),
+                    expected=(
+                        f"at most {contract.max_attempts_per_task} attempts of task {task} "
+                        "reaching servers"
+                    ),
+                    actual=f"{total} reached servers",
+                )
+            )
+        found.sort(key=lambda violation: violation.seq or 0)
+        return found
+
+
+INVARIANT = NoRequestAmplification()

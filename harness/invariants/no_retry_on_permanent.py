@@ -1,0 +1,94 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""``no_retry_on_permanent``: a permanent rejection stops the operation.
+
+After a ``response`` with outcome ``status`` and a status of 401, 403, 404,
+409 or 410 (bad credentials, no permission, definite not-found, conflict or
+business rejection, gone), no later request (in trace order) of the same op
+carries the same arguments (``args`` digest): not from the controller, not
+from an SDK layer, not from a model re-plan. A request with different
+arguments is a new question and is fine. One violation per op and arguments,
+at the first resend. Applies to every scenario.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.invariants.base import Violation, fmt_t, violation_at
+from harness.invariants.index import index_of
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harness.world.spec import Scenario
+    from harness.world.trace import TraceEvent
+
+__all__ = ["INVARIANT", "PERMANENT_STATUSES", "NoRetryOnPermanent"]
+
+ID = "no_retry_on_permanent"
+PERMANENT_STATUSES = frozenset({401, 403, 404, 409, 410})
+"""Statuses that say the same request will never succeed."""
+
+
+class NoRetryOnPermanent:
+    """After 401, 403, 404, 409 or 410 the same operation is not sent again."""
+
+    __slots__ = ()
+    id = ID
+    summary = (
+        "after a 401, 403, 404, 409 or 410 the same operation is not sent again with the same "
+        "arguments, by any layer"
+    )
+
+    def applies(self, scenario: Scenario) -> bool:
+        """Apply to every scenario."""
+        del scenario
+        return True
+
+    def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
+        """Remember each permanent rejection by op and arguments; flag the first resend."""
+        del scenario
+        index = index_of(events)
+        rejected: dict[tuple[str | None, Any], TraceEvent] = {}
+        reported: set[tuple[str | None, Any]] = set()
+        violations: list[Violation] = []
+        for event in events:
+            if event.kind == "response":
+                if (
+                    event.data.get("outcome") != "status"
+                    or event.data.get("status") not in PERMANENT_STATUSES
+                ):
+                    continue
+                answered = index.by_response.get(event.seq)
+                if answered is not None:
+                    rejected.setdefault((event.op, answered.args), event)
+            elif event.kind == "request":
+                attempt = index.by_request[event.seq]
+                where = (event.op, attempt.args)
+                source = rejected.get(where)
+                if source is None or where in reported:
+                    continue
+                reported.add(where)
+                status = source.data.get("status")
+                first = index.by_response[source.seq].ordinal
+                layer = event.data.get("layer") or "controller"
+                violations.append(
+                    violation_at(
+                        ID,
+                        event,
+                        attempt=attempt.ordinal,
+                        message=(
+                            f"task {event.task}: attempt {attempt.ordinal} of op {event.op} "
+                            f"({layer} layer) resent the same arguments to {event.tool} at "
+                            f"{fmt_t(event.at)} after a {status} answered attempt {first} at "
+                            f"{fmt_t(source.at)}; a permanent failure (401, 403, 404, 409, "
+                            "410) must stop the operation"
+                        ),
+                        expected=f"no resend of op {event.op} after {status}",
+                        actual=f"resent at {fmt_t(event.at)}",
+                    )
+                )
+        return violations
+
+
+INVARIANT = NoRetryOnPermanent()

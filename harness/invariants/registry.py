@@ -1,0 +1,83 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""Every invariant, in catalogue order, and the one entry point that runs them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.invariants import (
+    argument_errors_to_model,
+    audit_complete_and_redacted,
+    backoff_bounded_and_jittered,
+    breaker_sheds_load,
+    deadline_adherence,
+    idempotency_key_stable,
+    no_duplicate_side_effects,
+    no_request_amplification,
+    no_retry_on_permanent,
+    retry_after_respected,
+    succeeds_when_possible,
+    unsafe_side_effects_not_replayed,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from harness.invariants.base import Invariant, Violation
+    from harness.world.spec import Scenario
+    from harness.world.trace import TraceEvent
+
+__all__ = ["ALL", "BY_ID", "check_all", "selected"]
+
+ALL: tuple[Invariant, ...] = (
+    no_request_amplification.INVARIANT,
+    no_duplicate_side_effects.INVARIANT,
+    deadline_adherence.INVARIANT,
+    retry_after_respected.INVARIANT,
+    no_retry_on_permanent.INVARIANT,
+    argument_errors_to_model.INVARIANT,
+    unsafe_side_effects_not_replayed.INVARIANT,
+    idempotency_key_stable.INVARIANT,
+    backoff_bounded_and_jittered.INVARIANT,
+    breaker_sheds_load.INVARIANT,
+    succeeds_when_possible.INVARIANT,
+    audit_complete_and_redacted.INVARIANT,
+)
+"""Every invariant, in the catalogue's order (DESIGN.md section 3.3)."""
+
+BY_ID: dict[str, Invariant] = {invariant.id: invariant for invariant in ALL}
+"""Every invariant by its stable id."""
+
+
+def selected(scenario: Scenario, ids: Iterable[str] | None = None) -> tuple[Invariant, ...]:
+    """Return the invariants to run on ``scenario``, in catalogue order.
+
+    With ``ids``, exactly those (whether or not they apply). Without, every
+    invariant whose ``applies()`` is true and, when the scenario lists
+    ``invariants``, only those listed. An unknown id raises ``KeyError``
+    naming it and the known ids.
+    """
+    if ids is not None:
+        wanted = list(ids)
+        unknown = [name for name in wanted if name not in BY_ID]
+        if unknown:
+            raise KeyError(
+                f"unknown invariant id(s) {', '.join(unknown)}; known: {', '.join(BY_ID)}"
+            )
+        return tuple(invariant for invariant in ALL if invariant.id in wanted)
+    listed = None if scenario.invariants is None else set(scenario.invariants)
+    return tuple(
+        invariant
+        for invariant in ALL
+        if invariant.applies(scenario) and (listed is None or invariant.id in listed)
+    )
+
+
+def check_all(
+    events: Sequence[TraceEvent], scenario: Scenario, ids: Iterable[str] | None = None
+) -> list[Violation]:
+    """Run the selected invariants (see :func:`selected`) and return every violation, in order."""
+    violations: list[Violation] = []
+    for invariant in selected(scenario, ids):
+        violations.extend(invariant.check(events, scenario))
+    return violations

@@ -1,0 +1,98 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""``retry_after_respected``: after a Retry-After, the caller waits until the time it names.
+
+After a ``response`` carrying ``retry_after_at`` ``R`` (the absolute virtual
+time its ``Retry-After`` header names; None when the header is garbage, which
+then binds nothing), no later request (in trace order) of the same task to the
+same tool starts before ``R`` (tolerance 1e-6 s): a request exactly at ``R``
+is fine. Every layer counts (an SDK retry that ignores the header breaks the
+rule as much as the controller). The rule is scoped to the task: other tasks
+and agents are separate callers and are not blamed for each other. When
+several responses constrain a task and tool, the latest time named binds.
+
+One violation per constraining response, at the first request that breaks
+it. Applies when the scenario can produce the header: a fault rule with a
+``retry_after``, or a tool with a server-side rate limit (its 429 names one).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.invariants.base import EPS, Violation, fmt_t, violation_at
+from harness.invariants.index import index_of
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harness.world.spec import Scenario
+    from harness.world.trace import TraceEvent
+
+__all__ = ["INVARIANT", "RetryAfterRespected"]
+
+ID = "retry_after_respected"
+
+
+class RetryAfterRespected:
+    """The same caller sends nothing to a service before the time its Retry-After named."""
+
+    __slots__ = ()
+    id = ID
+    summary = (
+        "after a response carrying Retry-After, the same task sends nothing to that tool "
+        "before the time the header names"
+    )
+
+    def applies(self, scenario: Scenario) -> bool:
+        """Apply when a fault rule sends Retry-After or a tool has a rate limit."""
+        return any(
+            tool.rate_limit is not None or any(rule.retry_after is not None for rule in tool.faults)
+            for tool in scenario.world.tools
+        )
+
+    def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
+        """Track, per task and tool, the latest time a Retry-After named."""
+        del scenario
+        index = index_of(events)
+        binding: dict[tuple[str | None, str | None], TraceEvent] = {}
+        broken: set[int] = set()
+        violations: list[Violation] = []
+        for event in events:
+            if event.kind == "response":
+                named = event.data.get("retry_after_at")
+                if named is None:
+                    continue
+                where = (event.task, event.tool)
+                current = binding.get(where)
+                if current is None or float(named) > float(current.data["retry_after_at"]):
+                    binding[where] = event
+            elif event.kind == "request":
+                source = binding.get((event.task, event.tool))
+                if source is None or source.seq in broken:
+                    continue
+                named = float(source.data["retry_after_at"])
+                if event.at >= named - EPS:
+                    continue
+                broken.add(source.seq)
+                attempt = index.by_request[event.seq].ordinal
+                header = source.data.get("retry_after")
+                violations.append(
+                    violation_at(
+                        ID,
+                        event,
+                        attempt=attempt,
+                        message=(
+                            f"task {event.task}: attempt {attempt} of op {event.op} started "
+                            f"on {event.tool} at {fmt_t(event.at)}, {named - event.at:.6f}s "
+                            f"before {fmt_t(named)}, the time named by the Retry-After "
+                            f"header ({header!r}) of the response at {fmt_t(source.at)}; the "
+                            "same caller must send nothing to that service before then"
+                        ),
+                        expected=f"no request to {event.tool} before {fmt_t(named)}",
+                        actual=f"request at {fmt_t(event.at)}",
+                    )
+                )
+        return violations
+
+
+INVARIANT = RetryAfterRespected()

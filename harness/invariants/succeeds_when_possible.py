@@ -1,0 +1,290 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""``succeeds_when_possible``: a task that can succeed within the budget does.
+
+(A) Scenario expectation: when ``scenario.expect.min_task_success_rate`` is
+set, the task success rate (``task_end`` with ``ok`` true, over the tasks
+started) is at least that. One violation for the run.
+
+(B) Per call, a deterministic recoverability test from the fault plan. A call
+is *recoverable* when all of these hold:
+
+- the workload's model is obedient and has no SDK layer (``sdk_retries`` 0:
+  an SDK's own waits cannot be estimated here);
+- the call's tool has no rate limit and every fault rule of it has an
+  ``attempts`` filter, probability 1.0 and no window (so the plan is a
+  deterministic function of the attempt number);
+- with ``m`` the op's requests that reached the server before the call (the
+  server-side attempt numbers rules match are counted by the service, which
+  never sees a connect failure), ``k`` is the smallest attempt number above
+  ``m`` that no rule matches, and the rules deciding attempts ``m+1 .. k-1``
+  are all transient (status 408, 429, 502, 503 or 504, or a read timeout). A
+  connect fault deciding one of them makes the call unrecoverable: the
+  attempt never reaches the server, so the next one has the same number and
+  meets the same rule;
+- retrying is safe: the tool is read-only, or its service deduplicates and
+  the agent gave a key (``call_start.data.key``);
+- the attempts fit the budget: ``k <= max_attempts_per_call``; the task's
+  requests before the call plus ``k - m`` stay within
+  ``max_attempts_per_task``; and the task's requests to the same tool before
+  the call plus ``k - m`` stay within ``max_attempts_per_call`` (the seed
+  also reads that limit as "at most 3 per tool");
+- a conservative time estimate fits in the time left until the task's
+  deadline at the call's start: each failed attempt lasts the client timeout
+  for timeouts, else the tool's ``latency_s + latency_jitter_s`` (plus any
+  ``delay_s`` of the rule); the successful one ``latency_s +
+  latency_jitter_s``; the ``i``-th wait (``i`` from 1) lasts
+  ``max(1.2 * min(max_delay_s, base_delay_s * 2**(i-1)), retry_after)``
+  where ``retry_after`` is what the failure's rule names (delta seconds; an
+  HTTP-date's seconds plus 1 for its whole-second rounding; ``max_delay_s``
+  for a garbage value).
+
+A recoverable call must end with decision ``ok``, unless its decision is
+``circuit_open`` and its tool had at least 3 failed responses (any caller) in
+the 10 s before the decision. A call without a recorded decision is not
+judged. One violation per call. Applies to every scenario.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.invariants.base import EPS, Violation, fmt_t, violation_at
+from harness.invariants.faults import CONNECT_FAULTS, is_transient
+from harness.invariants.index import OK_OUTCOMES, index_of, tools_of
+from harness.world.spec import FaultType, ModelPolicy
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harness.world.spec import Contract, FaultRule, Scenario, ToolSpec
+    from harness.world.trace import TraceEvent
+
+__all__ = ["INVARIANT", "SucceedsWhenPossible"]
+
+ID = "succeeds_when_possible"
+BREAKER_FAILURES = 3
+"""Failed responses of a tool within ``BREAKER_WINDOW_S`` that excuse ``circuit_open``."""
+BREAKER_WINDOW_S = 10.0
+JITTER_ALLOWANCE = 1.2
+TIMEOUT_FAULTS = frozenset({FaultType.READ_TIMEOUT, FaultType.CONNECT_TIMEOUT})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Demand:
+    """A recoverable call: the attempt number that succeeds and the failures before it."""
+
+    start: TraceEvent
+    k: int
+    failures: int
+
+
+def _deciding(rules: Sequence[FaultRule], n: int) -> FaultRule | None:
+    """Return the rule that decides attempt ``n`` (the first matching one), if any."""
+    for rule in rules:
+        if rule.attempts is not None and n in rule.attempts:
+            return rule
+    return None
+
+
+def _deterministic(tool: ToolSpec) -> bool:
+    """Return whether the tool's plan depends on the attempt number alone."""
+    return tool.rate_limit is None and all(
+        rule.attempts is not None and rule.probability >= 1.0 and rule.window is None
+        for rule in tool.faults
+    )
+
+
+def _named_wait(rule: FaultRule, contract: Contract) -> float:
+    """Return the seconds the rule's Retry-After names (0 without one)."""
+    header = rule.retry_after
+    if header is None:
+        return 0.0
+    if header.seconds is not None:
+        return float(header.seconds)
+    if header.date_in_s is not None:
+        return header.date_in_s + 1.0
+    return contract.max_delay_s
+
+
+def _estimate(failures: Sequence[FaultRule], tool: ToolSpec, contract: Contract) -> float:
+    """Return a conservative duration of ``failures`` then one successful attempt."""
+    latency = tool.latency_s + tool.latency_jitter_s
+    total = latency
+    for i, rule in enumerate(failures, start=1):
+        lasts = contract.attempt_timeout_s if rule.fault in TIMEOUT_FAULTS else latency
+        total += lasts + rule.delay_s
+        backoff = min(contract.max_delay_s, contract.base_delay_s * 2 ** (i - 1))
+        total += max(JITTER_ALLOWANCE * backoff, _named_wait(rule, contract))
+    return total
+
+
+@dataclass(slots=True, kw_only=True)
+class _Counts:
+    """Requests seen so far, by op, task and task-and-tool."""
+
+    by_op: dict[str | None, int]
+    """Requests that reached the server (the service's attempt numbers)."""
+    by_task: dict[str | None, int]
+    by_task_tool: dict[tuple[str | None, str | None], int]
+
+    def add(self, request: TraceEvent) -> None:
+        """Count one request."""
+        if request.data.get("reached", True):
+            self.by_op[request.op] = self.by_op.get(request.op, 0) + 1
+        self.by_task[request.task] = self.by_task.get(request.task, 0) + 1
+        where = (request.task, request.tool)
+        self.by_task_tool[where] = self.by_task_tool.get(where, 0) + 1
+
+
+def _demand(
+    start: TraceEvent,
+    tool: ToolSpec,
+    scenario: Scenario,
+    counts: _Counts,
+    time_left: float,
+) -> _Demand | None:
+    """Return the demand on a call if it is recoverable (see the module docstring)."""
+    contract = scenario.world.contract
+    m = counts.by_op.get(start.op, 0)
+    failures: list[FaultRule] = []
+    k = m + 1
+    while (rule := _deciding(tool.faults, k)) is not None:
+        if (
+            k >= contract.max_attempts_per_call
+            or rule.fault in CONNECT_FAULTS
+            or not is_transient(rule)
+        ):
+            return None
+        failures.append(rule)
+        k += 1
+    needed = k - m
+    if k > contract.max_attempts_per_call:
+        return None
+    if counts.by_task.get(start.task, 0) + needed > contract.max_attempts_per_task:
+        return None
+    if counts.by_task_tool.get((start.task, start.tool), 0) + needed > (
+        contract.max_attempts_per_call
+    ):
+        return None
+    safe = not tool.side_effect or (tool.idempotency and start.data.get("key") is not None)
+    if not safe or _estimate(failures, tool, contract) > time_left + EPS:
+        return None
+    return _Demand(start=start, k=k, failures=len(failures))
+
+
+def _rate_violation(index_tasks: int, ok: int, wanted: float) -> Violation:
+    """Report a task success rate below the scenario's expectation (part A)."""
+    rate = ok / index_tasks
+    return Violation(
+        invariant=ID,
+        message=(
+            f"the task success rate was {rate:.2f} ({ok} of {index_tasks} tasks succeeded); "
+            f"the scenario expects at least {wanted:.2f}"
+        ),
+        task=None,
+        attempt=None,
+        at=None,
+        expected=f"task success rate >= {wanted:.2f}",
+        actual=f"{rate:.2f}",
+    )
+
+
+class SucceedsWhenPossible:
+    """When the faults clear within the budget and a retry is safe, the task succeeds."""
+
+    __slots__ = ()
+    id = ID
+    summary = (
+        "when the faults clear within the budget and a retry is safe, the call succeeds, and "
+        "the task success rate meets the scenario's expectation"
+    )
+
+    def applies(self, scenario: Scenario) -> bool:
+        """Apply to every scenario."""
+        del scenario
+        return True
+
+    def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
+        """Check the expected success rate, then every recoverable call's decision."""
+        index = index_of(events)
+        violations: list[Violation] = []
+        wanted = scenario.expect.min_task_success_rate
+        started = sum(1 for info in index.tasks.values() if info.start is not None)
+        if wanted is not None and started:
+            ok = sum(
+                1
+                for info in index.tasks.values()
+                if info.start is not None and info.end is not None and info.end.data.get("ok")
+            )
+            if ok / started < wanted - EPS:
+                violations.append(_rate_violation(started, ok, wanted))
+        if scenario.workload.model != ModelPolicy.OBEDIENT or scenario.workload.sdk_retries:
+            return violations
+        violations.extend(self._calls(events, scenario))
+        return violations
+
+    @staticmethod
+    def _calls(events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
+        """Judge every recoverable call (part B) in one pass."""
+        index = index_of(events)
+        tools = {name: tool for name, tool in tools_of(scenario).items() if _deterministic(tool)}
+        counts = _Counts(by_op={}, by_task={}, by_task_tool={})
+        failed: dict[str | None, deque[float]] = {}
+        demands: dict[str | None, _Demand] = {}
+        violations: list[Violation] = []
+        for event in events:
+            kind = event.kind
+            if kind == "request":
+                counts.add(event)
+            elif kind == "response" and event.data.get("outcome") not in OK_OUTCOMES:
+                failed.setdefault(event.tool, deque()).append(event.at)
+            elif kind == "call_start":
+                tool = tools.get(event.tool or "")
+                deadline = index.tasks[event.task].deadline if event.task in index.tasks else None
+                if tool is None or deadline is None:
+                    continue
+                demand = _demand(event, tool, scenario, counts, deadline - event.at)
+                if demand is not None:
+                    demands[event.call] = demand
+            elif kind == "decision" and event.call in demands:
+                demand = demands.pop(event.call)
+                recent = failed.setdefault(demand.start.tool, deque())
+                while recent and recent[0] < event.at - BREAKER_WINDOW_S - EPS:
+                    recent.popleft()
+                violation = _judge(demand, event, len(recent))
+                if violation is not None:
+                    violations.append(violation)
+        return violations
+
+
+def _judge(demand: _Demand, decision: TraceEvent, recent_failures: int) -> Violation | None:
+    """Judge the decision of a recoverable call."""
+    verdict = decision.data.get("decision")
+    if verdict == "ok":
+        return None
+    if verdict == "circuit_open" and recent_failures >= BREAKER_FAILURES:
+        return None
+    start = demand.start
+    after = (
+        "at once"
+        if demand.failures == 0
+        else f"after {demand.failures} transient failure{'s' * (demand.failures > 1)}"
+    )
+    return violation_at(
+        ID,
+        decision,
+        attempt=demand.k,
+        message=(
+            f"task {decision.task}: call {decision.call} of op {start.op} returned {verdict!r} "
+            f"at {fmt_t(decision.at)}; the fault plan of {start.tool} lets attempt {demand.k} "
+            f"succeed ({after}) within the budget and the deadline, and retrying is safe, so "
+            "the call should have succeeded"
+        ),
+        expected=f"decision 'ok' (attempt {demand.k} succeeds)",
+        actual=f"decision {verdict!r}",
+    )
+
+
+INVARIANT = SucceedsWhenPossible()

@@ -1,0 +1,220 @@
+# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
+"""Build traces by hand: for the invariants' tests and for anyone writing a checker.
+
+:class:`TraceBuilder` writes events in order with the ids a real run puts on
+them. ``task()`` and ``call()`` set the context that later events inherit, so
+a test reads like the story it tells::
+
+    trace = TraceBuilder()
+    trace.task("t1", deadline=8.0)
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.0, end=0.05, outcome="status", status=503)
+    trace.attempt(at=0.5, end=0.55)
+    trace.decision("ok", at=0.55)
+    trace.task_end(ok=True, at=0.55)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.world.trace import TraceEvent
+
+__all__ = ["TraceBuilder"]
+
+_UNSET: Any = object()
+
+
+@dataclass(slots=True)
+class _Context:
+    agent: int | None = 0
+    task: str | None = None
+    call: str | None = None
+    op: str | None = None
+    tool: str | None = None
+    args: str = "args-0"
+    key: str | None = None
+
+
+class TraceBuilder:
+    """Append trace events in order, stamping the current task, call, op and tool."""
+
+    def __init__(self) -> None:
+        """Start an empty trace."""
+        self.events: list[TraceEvent] = []
+        self._now = _Context()
+        self._n: dict[str | None, int] = {}
+
+    def emit(self, kind: str, at: float, **fields: Any) -> TraceEvent:
+        """Append one event; ids (``agent``, ``task``, ``call``, ...) default to the context."""
+        ids = {
+            name: fields.pop(name, getattr(self._now, name))
+            for name in ("agent", "task", "call", "op", "tool")
+        }
+        event = TraceEvent(seq=len(self.events), at=at, kind=kind, data=fields, **ids)
+        self.events.append(event)
+        return event
+
+    def task(
+        self, task: str, *, deadline: float = 8.0, at: float = 0.0, agent: int | None = 0
+    ) -> TraceEvent:
+        """Start a task (and make it the context)."""
+        self._now = _Context(agent=agent, task=task)
+        return self.emit("task_start", at, deadline=deadline)
+
+    def call(
+        self,
+        call: str,
+        *,
+        op: str,
+        tool: str,
+        at: float = 0.0,
+        args: str = "args-0",
+        key: str | None = None,
+        invocation: int = 1,
+        side_effect: bool = False,
+        idempotency_supported: bool = False,
+    ) -> TraceEvent:
+        """Start a call of ``op`` (and make it, its args and key the context)."""
+        self._now.call, self._now.op, self._now.tool = call, op, tool
+        self._now.args, self._now.key = args, key
+        return self.emit(
+            "call_start",
+            at,
+            invocation=invocation,
+            side_effect=side_effect,
+            idempotency_supported=idempotency_supported,
+            key=key,
+            args=args,
+        )
+
+    def request(
+        self,
+        at: float,
+        *,
+        reached: bool = True,
+        args: str | None = None,
+        key: Any = _UNSET,
+        layer: str = "controller",
+        **ids: Any,
+    ) -> TraceEvent:
+        """Append one request; ``n`` is the op's count of requests that reached the server."""
+        op = ids.get("op", self._now.op)
+        n = None
+        if reached:
+            n = self._n[op] = self._n.get(op, 0) + 1
+        return self.emit(
+            "request",
+            at,
+            reached=reached,
+            n=n,
+            key=self._now.key if key is _UNSET else key,
+            args=self._now.args if args is None else args,
+            layer=layer,
+            method="POST",
+            path="/",
+            **ids,
+        )
+
+    def response(
+        self,
+        at: float,
+        request: TraceEvent,
+        *,
+        outcome: str = "ok",
+        status: int | None = None,
+        retry_after_at: float | None = None,
+        retry_after: str | None = None,
+        code: str | None = None,
+        field: str | None = None,
+    ) -> TraceEvent:
+        """Append the response that ends ``request``."""
+        if status is None and outcome in {"ok", "replayed"}:
+            status = 200
+        return self.emit(
+            "response",
+            at,
+            n=request.data["n"],
+            outcome=outcome,
+            status=status,
+            retry_after=retry_after,
+            retry_after_at=retry_after_at,
+            code=code,
+            field=field,
+            started=request.at,
+            agent=request.agent,
+            task=request.task,
+            call=request.call,
+            op=request.op,
+            tool=request.tool,
+        )
+
+    def attempt(
+        self,
+        *,
+        at: float,
+        end: float,
+        outcome: str = "ok",
+        status: int | None = None,
+        retry_after_at: float | None = None,
+        code: str | None = None,
+        field: str | None = None,
+        commit: bool = False,
+        **request: Any,
+    ) -> TraceEvent:
+        """Append a whole attempt: its request, a commit if asked, and its response.
+
+        ``reached`` defaults to false for connect failures; the request is returned.
+        """
+        request.setdefault("reached", outcome not in {"connect_timeout", "connect_error"})
+        sent = self.request(at, **request)
+        if commit:
+            self.emit("commit", at, effect=f"e{sent.seq}", key=sent.data["key"])
+        self.response(
+            end,
+            sent,
+            outcome=outcome,
+            status=status,
+            retry_after_at=retry_after_at,
+            retry_after=None if retry_after_at is None else "1",
+            code=code,
+            field=field,
+        )
+        return sent
+
+    def decision(
+        self,
+        decision: str,
+        *,
+        at: float,
+        code: str | None = None,
+        field: str | None = None,
+        **ids: Any,
+    ) -> TraceEvent:
+        """Append the controller's decision for the current call."""
+        return self.emit(
+            "decision",
+            at,
+            decision=decision,
+            ok=decision == "ok",
+            code=code,
+            field=field,
+            error=None,
+            **ids,
+        )
+
+    def task_end(self, *, ok: bool, at: float) -> TraceEvent:
+        """End the current task."""
+        return self.emit("task_end", at, ok=ok, call=None, op=None, tool=None)
+
+    def audit(
+        self,
+        record: dict[str, Any],
+        *,
+        at: float,
+        leaks: tuple[str, ...] = (),
+        missing: tuple[str, ...] = (),
+    ) -> TraceEvent:
+        """Append one audit record as the environment stores it (already redacted)."""
+        return self.emit("audit", at, record=record, leaks=list(leaks), missing=list(missing))

@@ -1,0 +1,109 @@
+"""Running many cases: scenarios x controllers x seeds, in one or more processes.
+
+Results come back in case order whatever the number of jobs, so a run with
+``--jobs 2`` writes the same ``results.json`` as ``--jobs 1`` apart from the
+timing fields.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.controllers.registry import resolve
+from harness.runner import CaseResult, run_case
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from harness.world.spec import Scenario
+
+DEFAULT_SEEDS = (1, 2, 3)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    """One scenario, one controller (by name), one seed."""
+
+    scenario: Scenario
+    controller: str
+    seed: int
+
+
+def plan(
+    scenarios: Sequence[Scenario],
+    controllers: Sequence[str],
+    seeds: Sequence[int] | None,
+) -> list[Case]:
+    """Every case, in a stable order: controller, then scenario, then seed.
+
+    ``seeds`` given on the command line win; otherwise a scenario's own
+    ``seeds``, otherwise :data:`DEFAULT_SEEDS`.
+    """
+    cases = []
+    for controller in controllers:
+        for scenario in scenarios:
+            chosen = seeds if seeds is not None else (scenario.seeds or DEFAULT_SEEDS)
+            cases.extend(Case(scenario=scenario, controller=controller, seed=s) for s in chosen)
+    return cases
+
+
+def _run_one(case: Case, keep_events: bool) -> CaseResult:  # noqa: FBT001 (pickled call)
+    return run_case(case.scenario, resolve(case.controller), case.seed, keep_events=keep_events)
+
+
+def execute(
+    cases: Sequence[Case],
+    *,
+    jobs: int = 1,
+    keep_events: Callable[[Case], bool] | None = None,
+    on_done: Callable[[CaseResult], None] | None = None,
+) -> list[CaseResult]:
+    """Run ``cases`` (in ``jobs`` worker processes) and return results in case order.
+
+    ``keep_events(case)`` says whether to keep a case's trace in memory: the
+    trace of a passing case is dropped unless asked for, and a failing case's
+    trace is always kept (reports need it).
+    """
+    want = keep_events or (lambda _case: False)
+    results: list[CaseResult] = []
+    for result in _iterate(cases, jobs, want):
+        if on_done is not None:
+            on_done(result)
+        results.append(result)
+    return results
+
+
+def _iterate(
+    cases: Sequence[Case], jobs: int, want: Callable[[Case], bool]
+) -> Iterator[CaseResult]:
+    if jobs <= 1 or len(cases) <= 1:
+        for case in cases:
+            yield _trim(_run_one(case, keep_events=True), want(case))
+        return
+    jobs = min(jobs, len(cases), os.cpu_count() or 1)
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_run_one, case, True) for case in cases]  # noqa: FBT003
+        for case, future in zip(cases, futures, strict=True):
+            yield _trim(future.result(), want(case))
+
+
+def _trim(result: CaseResult, keep: bool) -> CaseResult:  # noqa: FBT001
+    if keep or not result.passed or result.events is None:
+        return result
+    return CaseResult(
+        scenario=result.scenario,
+        suite=result.suite,
+        controller=result.controller,
+        seed=result.seed,
+        passed=result.passed,
+        violations=result.violations,
+        metrics=result.metrics,
+        error=result.error,
+        error_kind=result.error_kind,
+        source=result.source,
+        wall_s=result.wall_s,
+        events=None,
+    )

@@ -1,0 +1,234 @@
+"""Agents running tasks through the controller under test, on the virtual clock.
+
+Agent ``i`` owns ``random.Random(seed * 1_000_003 + i)`` and draws from it in
+a fixed order (start time, think times, keys, secrets, fault draws by the
+services, model choices), so its behaviour does not depend on how agents
+interleave. Ids: task ``a{i}-t{k}``, operation ``a{i}-t{k}-c{j}``, call
+(invocation) ``a{i}-t{k}-c{j}-i{n}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import random
+from typing import TYPE_CHECKING, Any
+
+from harness.contract import Ctx, SdkLayer, SyncTool, Tool, agent_key, plant_secret, redact
+from harness.workload.model import Model, Outcome, read_result
+from harness.world.context import CURRENT_CALL, CallMeta
+from harness.world.trace import args_digest, digest
+
+if TYPE_CHECKING:
+    from faker import Faker
+
+    from harness.world.clock import VirtualClock, VirtualEventLoop
+    from harness.world.service import Services
+    from harness.world.spec import Scenario
+    from harness.world.trace import Recorder
+
+
+def agent_rng(seed: int, agent: int) -> random.Random:
+    """The RNG agent ``agent`` owns in a run seeded ``seed``."""
+    return random.Random(seed * 1_000_003 + agent)
+
+
+class Fleet:
+    """Every agent of one run, sharing one controller instance."""
+
+    def __init__(
+        self,
+        *,
+        scenario: Scenario,
+        seed: int,
+        controller: Any,
+        services: Services,
+        recorder: Recorder,
+        clock: VirtualClock,
+        faker: Faker,
+        http: Any,
+    ) -> None:
+        """Prepare a fleet; :meth:`run` runs it."""
+        self.scenario = scenario
+        self.seed = seed
+        self.controller = controller
+        self.services = services
+        self.recorder = recorder
+        self.clock = clock
+        self.faker = faker
+        self.http: Any = http
+        self.contract = scenario.world.contract
+        workload = scenario.workload
+        self.workload = workload
+        self.sdk = SdkLayer(retries=workload.sdk_retries) if workload.sdk_retries else None
+        self.is_async = inspect.iscoroutinefunction(getattr(controller, "call", None))
+
+    async def run(self) -> None:
+        """Run every agent to the end."""
+        await asyncio.gather(*(self._agent(i) for i in range(self.workload.agents)))
+
+    async def _agent(self, index: int) -> None:
+        workload = self.workload
+        rng = agent_rng(self.seed, index)
+        if workload.start_spread_s > 0:
+            await asyncio.sleep(rng.uniform(0, workload.start_spread_s))
+        low, high = workload.think_time_s
+        model = Model(workload, rng, self.faker)
+        for k in range(workload.tasks_per_agent):
+            if k and high > 0:
+                await asyncio.sleep(rng.uniform(low, high))
+            await self._task(index, f"a{index}-t{k}", rng, model)
+
+    async def _task(self, agent: int, task: str, rng: random.Random, model: Model) -> None:
+        clock = self.clock
+        deadline = clock.now() + self.contract.deadline_s
+        self.recorder.emit("task_start", agent=agent, task=task, deadline=deadline)
+        ok = True
+        for j, call in enumerate(self.workload.calls):
+            if clock.now() >= deadline:
+                ok = False
+                break
+            op = f"{task}-c{j}"
+            spec = self.services.by_name[call.tool].spec
+            key = (
+                agent_key(rng.getrandbits(128)) if spec.side_effect and self.workload.keys else None
+            )
+            args = dict(call.args)
+            if self.workload.secrets:
+                args["api_token"] = plant_secret(rng.getrandbits(128))
+            if not await self._operation(
+                agent, task, op, spec.name, args, key, deadline, rng, model
+            ):
+                ok = False
+                break
+        self.recorder.emit("task_end", agent=agent, task=task, ok=ok)
+
+    async def _operation(
+        self,
+        agent: int,
+        task: str,
+        op: str,
+        tool_name: str,
+        args: dict[str, Any],
+        key: str | None,
+        deadline: float,
+        rng: random.Random,
+        model: Model,
+    ) -> bool:
+        spec = self.services.by_name[tool_name].spec
+        replans = fixes = 0
+        invocation = 0
+        while True:
+            invocation += 1
+            call = f"{op}-i{invocation}"
+            self.recorder.emit(
+                "call_start",
+                agent=agent,
+                task=task,
+                call=call,
+                op=op,
+                tool=tool_name,
+                invocation=invocation,
+                side_effect=spec.side_effect,
+                idempotency_supported=spec.idempotency,
+                key=digest(key) if key else None,
+                args=args_digest(args),
+            )
+            ctx = Ctx(
+                task_id=task,
+                call_id=call,
+                tool=tool_name,
+                side_effect=spec.side_effect,
+                idempotency_key=key,
+                idempotency_supported=spec.idempotency,
+                deadline=deadline,
+                agent_id=agent,
+                operation_id=op,
+                invocation=invocation,
+            )
+            meta = CallMeta(agent=agent, task=task, call=call, op=op, rng=rng)
+            outcome = await self._invoke(spec, meta, args, ctx)
+            self.recorder.emit(
+                "decision",
+                agent=agent,
+                task=task,
+                call=call,
+                op=op,
+                tool=tool_name,
+                decision=outcome[0].decision,
+                ok=outcome[0].ok,
+                code=outcome[1].get("code"),
+                field=outcome[1].get("field"),
+                error=outcome[1].get("error"),
+            )
+            if outcome[0].ok:
+                return True
+            if self.clock.now() >= deadline:
+                return False
+            move = model.react(outcome[0], args, replans=replans, fixes=fixes)
+            if not move.again or move.args is None:
+                return False
+            self.recorder.emit(
+                "model",
+                agent=agent,
+                task=task,
+                call=call,
+                op=op,
+                action=move.action,
+                detail=move.detail,
+            )
+            if move.action == "fix":
+                fixes += 1
+            else:
+                replans += 1
+            args = move.args
+
+    async def _invoke(
+        self, spec: Any, meta: CallMeta, args: dict[str, Any], ctx: Ctx
+    ) -> tuple[Outcome, dict[str, Any]]:
+        """Call the controller once; never let what it raises escape."""
+        tool = Tool(
+            spec=spec,
+            services=self.services,
+            meta=meta,
+            contract=self.contract,
+            sdk=self.sdk,
+            transport=self.scenario.transport,
+            http=self.http,
+        )
+        token = CURRENT_CALL.set(meta)
+        try:
+            if self.is_async:
+                result = await self.controller.call(tool, dict(args), ctx)
+            else:
+                loop: VirtualEventLoop = asyncio.get_running_loop()  # type: ignore[assignment]
+                sync_tool = SyncTool(tool, loop)
+                context = contextvars.copy_context()
+                result = await loop.run_sync(
+                    lambda: context.run(self.controller.call, sync_tool, dict(args), ctx)
+                )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the controller gave up by raising
+            return Outcome(ok=False, decision="raised"), {
+                "error": f"{type(exc).__name__}: {_short(exc)}"
+            }
+        finally:
+            CURRENT_CALL.reset(token)
+        outcome = read_result(result)
+        extra: dict[str, Any] = {}
+        if not outcome.ok and isinstance(result, dict):
+            for name in ("code", "field"):
+                value = result.get(name)
+                extra[name] = value if isinstance(value, str | int | None) else str(value)
+            extra["error"] = _short(result.get("error"))
+        return outcome, extra
+
+
+def _short(value: Any, limit: int = 200) -> str | None:
+    """A short, redacted text for the trace (a controller may echo arguments)."""
+    if value is None:
+        return None
+    text = redact(str(value))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
