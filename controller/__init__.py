@@ -1,0 +1,125 @@
+"""retrychaos's reference retry controller for agent tool calls.
+
+Classify the failure, respect idempotency, share one budget across every
+layer, back off with jitter inside the deadline, break circuits per tool and
+audit every attempt. See README.md in this folder.
+"""
+
+from controller.audit import (
+    AUDIT_FIELDS,
+    AuditSink,
+    CallableAuditSink,
+    JsonLinesAuditSink,
+    LoggingAuditSink,
+    MemoryAuditSink,
+)
+from controller.backoff import backoff_delay, exponential_delay
+from controller.breaker import (
+    BreakerConfig,
+    BreakerState,
+    BreakerTransition,
+    CircuitBreaker,
+)
+from controller.budget import BudgetState, Gate, TaskBudget
+from controller.classify import Classifier, Failure
+from controller.clock import Clock, SyncClock, SystemClock, SystemSyncClock
+from controller.context import CallContext, CallContextLike
+from controller.controller import (
+    AsyncTool,
+    ReferenceController,
+    SyncReferenceController,
+    SyncTool,
+)
+from controller.decision import Decision, Final, Retry, decide
+from controller.errors import (
+    BudgetExhausted,
+    ConfigurationError,
+    ControllerError,
+    IdempotencyConflict,
+    LedgerError,
+)
+from controller.httpx_layer import (
+    AsyncBudgetTransport,
+    BudgetTransport,
+    async_budget_event_hooks,
+    budget_event_hooks,
+    http_tool,
+    sync_http_tool,
+)
+from controller.idempotency import fingerprint, key_digest, operation_key
+from controller.kinds import FailureKind, ToolSemantics, Verdict
+from controller.ledger import (
+    DEFAULT_LEDGER_PATH,
+    IdempotencyLedger,
+    LedgerStore,
+    MemoryLedgerStore,
+    SqliteLedgerStore,
+)
+from controller.metrics import Metrics, MetricsSnapshot
+from controller.plugin import reference, reference_sync
+from controller.policy import RetryPolicy
+from controller.redact import redact
+from controller.retry_after import parse_retry_after
+
+__all__ = [
+    "AUDIT_FIELDS",
+    "DEFAULT_LEDGER_PATH",
+    "AsyncBudgetTransport",
+    "AsyncTool",
+    "AuditSink",
+    "BreakerConfig",
+    "BreakerState",
+    "BreakerTransition",
+    "BudgetExhausted",
+    "BudgetState",
+    "BudgetTransport",
+    "CallContext",
+    "CallContextLike",
+    "CallableAuditSink",
+    "CircuitBreaker",
+    "Classifier",
+    "Clock",
+    "ConfigurationError",
+    "ControllerError",
+    "Decision",
+    "Failure",
+    "FailureKind",
+    "Final",
+    "Gate",
+    "IdempotencyConflict",
+    "IdempotencyLedger",
+    "JsonLinesAuditSink",
+    "LedgerError",
+    "LedgerStore",
+    "LoggingAuditSink",
+    "MemoryAuditSink",
+    "MemoryLedgerStore",
+    "Metrics",
+    "MetricsSnapshot",
+    "ReferenceController",
+    "Retry",
+    "RetryPolicy",
+    "SqliteLedgerStore",
+    "SyncClock",
+    "SyncReferenceController",
+    "SyncTool",
+    "SystemClock",
+    "SystemSyncClock",
+    "TaskBudget",
+    "ToolSemantics",
+    "Verdict",
+    "async_budget_event_hooks",
+    "backoff_delay",
+    "budget_event_hooks",
+    "decide",
+    "exponential_delay",
+    "fingerprint",
+    "http_tool",
+    "key_digest",
+    "operation_key",
+    "parse_retry_after",
+    "redact",
+    "reference",
+    "reference_sync",
+    "sync_http_tool",
+]

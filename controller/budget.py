@@ -1,0 +1,265 @@
+"""One attempt budget per task, shared by every layer that can send a request.
+
+The model's re-plans, the controller's retries and any retry layer below the
+tool (an SDK's `max_retries`, an httpx transport) all charge the same
+`TaskBudget`, so layered retries add up to the task's limit instead of
+multiplying (3 x 3 x 3 = 27 becomes 5).
+
+Each request is paid exactly once: the controller charges before an attempt
+and opens an attempt scope holding one prepaid credit; a `gate` approval adds
+one more; the HTTP layer (`controller.httpx_layer`) spends a credit when there
+is one and charges the budget itself otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from controller.kinds import Verdict
+
+if TYPE_CHECKING:
+    from controller.clock import TimeSource
+    from controller.policy import RetryPolicy
+
+__all__ = [
+    "BudgetBook",
+    "BudgetRefusal",
+    "BudgetState",
+    "Gate",
+    "TaskBudget",
+    "charge_current_request",
+]
+
+Gate = Callable[[int, BaseException | None], bool]
+"""`gate(attempt_number, error) -> bool`: charge one attempt; False when the budget forbids it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetState:
+    """A snapshot of a task budget as seen by one tool (input of the decision core)."""
+
+    task_attempts: int
+    tool_attempts: int
+    max_task_attempts: int
+    max_tool_attempts: int
+    deadline: float
+    """Absolute, on the clock's `now()` timeline."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetRefusal:
+    """Why an attempt may not be made: the verdict to return and a short message."""
+
+    verdict: Verdict
+    message: str
+
+
+class TaskBudget:
+    """Attempts and time of one task: at most N in total, M per tool, until the deadline.
+
+    The deadline is the caller's absolute `deadline` when given, otherwise the
+    first attempt's time plus `policy.max_elapsed_s`. Thread-safe; never awaits
+    while holding its lock, so it is also safe for many coroutines.
+    """
+
+    def __init__(
+        self,
+        *,
+        task_id: str,
+        policy: RetryPolicy,
+        clock: TimeSource,
+        deadline: float | None = None,
+    ) -> None:
+        """Create an unused budget for `task_id`."""
+        self.task_id = task_id
+        self._policy = policy
+        self._clock = clock
+        self._explicit_deadline = deadline
+        self._started_at: float | None = None
+        self._task_attempts = 0
+        self._tool_attempts: dict[str, int] = {}
+        self._not_before: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def deadline(self) -> float:
+        """The absolute deadline (if no attempt was made yet: as if the first were now)."""
+        with self._lock:
+            return self._deadline_locked(self._clock.now())
+
+    @property
+    def attempts(self) -> int:
+        """Attempts charged so far, all tools together."""
+        with self._lock:
+            return self._task_attempts
+
+    def state(self, tool: str) -> BudgetState:
+        """Return a snapshot for `tool`."""
+        with self._lock:
+            return BudgetState(
+                task_attempts=self._task_attempts,
+                tool_attempts=self._tool_attempts.get(tool, 0),
+                max_task_attempts=self._policy.max_attempts_per_task,
+                max_tool_attempts=self._policy.max_attempts_per_tool,
+                deadline=self._deadline_locked(self._clock.now()),
+            )
+
+    def hold(self, tool: str, until: float) -> None:
+        """Remember that `tool` asked this task not to call again before `until` (Retry-After)."""
+        with self._lock:
+            self._not_before[tool] = max(until, self._not_before.get(tool, until))
+
+    def not_before(self, tool: str) -> float | None:
+        """The earliest time the task may call `tool` again, if a Retry-After set one."""
+        with self._lock:
+            return self._not_before.get(tool)
+
+    def check(self, tool: str) -> BudgetRefusal | None:
+        """Return why an attempt on `tool` would be refused now, without charging anything."""
+        with self._lock:
+            return self._refusal_locked(tool, self._clock.now())
+
+    def charge(self, tool: str) -> BudgetRefusal | None:
+        """Charge one attempt on `tool`; return why not (and charge nothing) if over budget."""
+        with self._lock:
+            now = self._clock.now()
+            refusal = self._refusal_locked(tool, now)
+            if refusal is None:
+                if self._started_at is None:
+                    self._started_at = now
+                self._task_attempts += 1
+                self._tool_attempts[tool] = self._tool_attempts.get(tool, 0) + 1
+            return refusal
+
+    def _refusal_locked(self, tool: str, now: float) -> BudgetRefusal | None:
+        deadline = self._deadline_locked(now)
+        used = self._tool_attempts.get(tool, 0)
+        if now >= deadline:
+            return BudgetRefusal(
+                verdict=Verdict.DEADLINE_EXCEEDED,
+                message=f"task deadline passed {now - deadline:.3f} s ago",
+            )
+        if self._task_attempts >= self._policy.max_attempts_per_task:
+            return BudgetRefusal(
+                verdict=Verdict.BUDGET_EXHAUSTED,
+                message=(
+                    f"task budget spent: {self._task_attempts} of "
+                    f"{self._policy.max_attempts_per_task} attempts"
+                ),
+            )
+        if used >= self._policy.max_attempts_per_tool:
+            return BudgetRefusal(
+                verdict=Verdict.BUDGET_EXHAUSTED,
+                message=(
+                    f"tool budget spent: {used} of {self._policy.max_attempts_per_tool} "
+                    f"attempts on {tool!r}"
+                ),
+            )
+        return None
+
+    def gate(self, tool: str) -> Gate:
+        """Return a plain `gate(attempt_number, error) -> bool` charging this budget for `tool`.
+
+        Any lower retry layer may call it before each of its own extra attempts
+        and stop when it returns False.
+        """
+
+        def gate(attempt_number: int, error: BaseException | None) -> bool:
+            # Only the budget decides here; the controller's own gate adds the
+            # failure-kind and idempotency checks.
+            del attempt_number, error
+            if self.charge(tool) is not None:
+                return False
+            add_prepaid_credit(self, tool)
+            return True
+
+        return gate
+
+    @contextlib.contextmanager
+    def paid_attempt(self, tool: str) -> Iterator[None]:
+        """Mark the code inside as one attempt already charged (one prepaid request)."""
+        token = _SCOPE.set(_AttemptScope(budget=self, tool=tool, credits=1))
+        try:
+            yield
+        finally:
+            _SCOPE.reset(token)
+
+    def _deadline_locked(self, now: float) -> float:
+        if self._explicit_deadline is not None:
+            return self._explicit_deadline
+        start = now if self._started_at is None else self._started_at
+        return start + self._policy.max_elapsed_s
+
+
+class BudgetBook:
+    """Every task's budget, created on first use (one book per controller instance)."""
+
+    def __init__(self, *, policy: RetryPolicy, clock: TimeSource) -> None:
+        """Create an empty book whose budgets use `policy` and `clock`."""
+        self._policy = policy
+        self._clock = clock
+        self._budgets: dict[str, TaskBudget] = {}
+        self._lock = threading.Lock()
+
+    def for_task(self, task_id: str, *, deadline: float | None = None) -> TaskBudget:
+        """Return the budget of `task_id`, creating it with `deadline` on first use."""
+        with self._lock:
+            budget = self._budgets.get(task_id)
+            if budget is None:
+                budget = TaskBudget(
+                    task_id=task_id, policy=self._policy, clock=self._clock, deadline=deadline
+                )
+                self._budgets[task_id] = budget
+            return budget
+
+    def forget(self, task_id: str) -> None:
+        """Drop the budget of a finished task (memory for long-running fleets)."""
+        with self._lock:
+            self._budgets.pop(task_id, None)
+
+    def __len__(self) -> int:
+        """Return the number of tasks with a budget."""
+        with self._lock:
+            return len(self._budgets)
+
+
+@dataclass(slots=True, kw_only=True)
+class _AttemptScope:
+    budget: TaskBudget
+    tool: str
+    credits: int
+
+
+_SCOPE: contextvars.ContextVar[_AttemptScope | None] = contextvars.ContextVar(
+    "retrychaos_attempt_scope", default=None
+)
+
+
+def add_prepaid_credit(budget: TaskBudget, tool: str) -> None:
+    """Record that one more request of the current attempt scope is already paid for."""
+    scope = _SCOPE.get()
+    if scope is not None and scope.budget is budget and scope.tool == tool:
+        scope.credits += 1
+
+
+def charge_current_request(
+    fallback: TaskBudget | None = None, tool: str = ""
+) -> BudgetRefusal | None:
+    """Pay for one outgoing request from the current attempt scope.
+
+    Spends a prepaid credit if one is left, otherwise charges the scope's budget
+    (a retry nobody announced, e.g. an SDK retrying on its own). Outside any
+    scope, charges `fallback` for `tool` if given, else lets the request pass.
+    """
+    scope = _SCOPE.get()
+    if scope is None:
+        return None if fallback is None else fallback.charge(tool)
+    if scope.credits > 0:
+        scope.credits -= 1
+        return None
+    return scope.budget.charge(scope.tool)

@@ -1,0 +1,228 @@
+"""The reference controller: a thin async driver and a thin sync driver over one core.
+
+Each driver only calls the tool and sleeps; admission, classification,
+decisions, the ledger, breakers, budgets, audit and metrics live in
+`controller.engine` and `controller.decision`, shared by both.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Any, Protocol
+
+from controller.classify import Classifier
+from controller.core import ControllerCore
+from controller.decision import Retry
+from controller.engine import CallRun, Done
+from controller.ledger import IdempotencyLedger
+from controller.metrics import Metrics
+from controller.policy import RetryPolicy
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Sequence
+
+    from controller.audit import AuditSink
+    from controller.breaker import BreakerConfig, CircuitBreaker
+    from controller.budget import Gate, TaskBudget
+    from controller.clock import Clock, SyncClock, TimeSource
+    from controller.context import CallContextLike
+
+__all__ = [
+    "AsyncTool",
+    "ReferenceController",
+    "SyncReferenceController",
+    "SyncTool",
+]
+
+
+class AsyncTool(Protocol):
+    """One attempt of a tool: returns the parsed result or raises what httpx raises."""
+
+    def __call__(
+        self, args: Any, /, *, idempotency_key: str | None = ..., gate: Gate | None = ...
+    ) -> Awaitable[Any]:
+        """Make one attempt; a retry layer inside may call `gate` before each extra request."""
+        ...
+
+
+class SyncTool(Protocol):
+    """The blocking variant of `AsyncTool`."""
+
+    def __call__(
+        self, args: Any, /, *, idempotency_key: str | None = ..., gate: Gate | None = ...
+    ) -> Any:
+        """Make one attempt."""
+        ...
+
+
+class _Base:
+    """Construction and introspection shared by both drivers."""
+
+    def __init__(
+        self,
+        *,
+        clock: TimeSource,
+        policy: RetryPolicy | None,
+        rng: random.Random | None,
+        classifier: Classifier | None,
+        ledger: IdempotencyLedger | None,
+        breaker_config: BreakerConfig | None,
+        audit_sinks: Sequence[AuditSink],
+        metrics: Metrics | None,
+        pass_gate: bool,
+    ) -> None:
+        self.policy = RetryPolicy() if policy is None else policy
+        self.metrics = Metrics() if metrics is None else metrics
+        self.classifier = Classifier() if classifier is None else classifier
+        self._pass_gate = pass_gate
+        self._core = ControllerCore(
+            clock=clock,
+            policy=self.policy,
+            rng=random.Random() if rng is None else rng,
+            classifier=self.classifier,
+            ledger=IdempotencyLedger() if ledger is None else ledger,
+            breaker_config=breaker_config,
+            audit_sinks=audit_sinks,
+            metrics=self.metrics,
+        )
+
+    def budget_for(self, task_id: str, *, deadline: float | None = None) -> TaskBudget:
+        """Return the shared budget of `task_id`, to hand to other layers (gate, transport)."""
+        return self._core.budgets.for_task(task_id, deadline=deadline)
+
+    def breaker_for(self, tool: str) -> CircuitBreaker:
+        """Return the circuit breaker of `tool`."""
+        return self._core.breakers.for_tool(tool)
+
+    def forget_task(self, task_id: str) -> None:
+        """Drop a finished task's budget (long-running processes)."""
+        self._core.budgets.forget(task_id)
+
+    def _kwargs(self, run: CallRun) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"idempotency_key": run.idempotency_key}
+        if self._pass_gate:
+            kwargs["gate"] = run.gate
+        return kwargs
+
+
+class ReferenceController(_Base):
+    """The async reference controller; one instance serves every task and tool.
+
+    Returns the tool's result unchanged on success, otherwise
+    `{"ok": False, "decision": ..., "error": ..., ...}` (see the README).
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        policy: RetryPolicy | None = None,
+        rng: random.Random | None = None,
+        classifier: Classifier | None = None,
+        ledger: IdempotencyLedger | None = None,
+        breaker_config: BreakerConfig | None = None,
+        audit_sinks: Sequence[AuditSink] = (),
+        metrics: Metrics | None = None,
+        pass_gate: bool = True,
+    ) -> None:
+        """Configure the controller; only `clock` is required (use `SystemClock()` in production).
+
+        `pass_gate=False` is for tools that do not accept a `gate` keyword.
+        """
+        super().__init__(
+            clock=clock,
+            policy=policy,
+            rng=rng,
+            classifier=classifier,
+            ledger=ledger,
+            breaker_config=breaker_config,
+            audit_sinks=audit_sinks,
+            metrics=metrics,
+            pass_gate=pass_gate,
+        )
+        self._clock = clock
+
+    async def call(self, tool: AsyncTool, args: Any, ctx: CallContextLike) -> Any:
+        """Run `tool(args)` under the controller's rules and return its result or a decision."""
+        run = CallRun(self._core, args, ctx)
+        outcome = run.open()
+        while outcome is None:
+            admission = run.before_attempt()
+            if isinstance(admission, Retry):
+                await self._clock.sleep(admission.delay_s)
+                continue
+            if admission is not None:
+                outcome = admission
+                break
+            try:
+                with run.attempt_scope():
+                    result = await tool(args, **self._kwargs(run))
+            except Exception as error:  # every failure is classified; none escapes
+                step: Retry | Done = run.on_failure(error)
+            else:
+                return run.on_success(result)
+            finally:
+                run.end_attempt()
+            if isinstance(step, Retry):
+                await self._clock.sleep(step.delay_s)
+            else:
+                outcome = step
+        return outcome.value
+
+
+class SyncReferenceController(_Base):
+    """The sync facade: the same core, a blocking tool and a blocking clock."""
+
+    def __init__(
+        self,
+        *,
+        clock: SyncClock,
+        policy: RetryPolicy | None = None,
+        rng: random.Random | None = None,
+        classifier: Classifier | None = None,
+        ledger: IdempotencyLedger | None = None,
+        breaker_config: BreakerConfig | None = None,
+        audit_sinks: Sequence[AuditSink] = (),
+        metrics: Metrics | None = None,
+        pass_gate: bool = True,
+    ) -> None:
+        """Configure the controller; only `clock` is required (use `SystemSyncClock()`)."""
+        super().__init__(
+            clock=clock,
+            policy=policy,
+            rng=rng,
+            classifier=classifier,
+            ledger=ledger,
+            breaker_config=breaker_config,
+            audit_sinks=audit_sinks,
+            metrics=metrics,
+            pass_gate=pass_gate,
+        )
+        self._clock = clock
+
+    def call(self, tool: SyncTool, args: Any, ctx: CallContextLike) -> Any:
+        """Run `tool(args)` under the controller's rules and return its result or a decision."""
+        run = CallRun(self._core, args, ctx)
+        outcome = run.open()
+        while outcome is None:
+            admission = run.before_attempt()
+            if isinstance(admission, Retry):
+                self._clock.sleep(admission.delay_s)
+                continue
+            if admission is not None:
+                outcome = admission
+                break
+            try:
+                with run.attempt_scope():
+                    result = tool(args, **self._kwargs(run))
+            except Exception as error:  # every failure is classified; none escapes
+                step: Retry | Done = run.on_failure(error)
+            else:
+                return run.on_success(result)
+            finally:
+                run.end_attempt()
+            if isinstance(step, Retry):
+                self._clock.sleep(step.delay_s)
+            else:
+                outcome = step
+        return outcome.value

@@ -1,0 +1,82 @@
+"""State shared by every call of one controller: budgets, breakers, ledger, audit, metrics.
+
+`ControllerCore` is what the async and the sync driver have in common; each
+call is walked through its steps by a `controller.engine.CallRun`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from controller.audit import audit_record
+from controller.breaker import BreakerRegistry, BreakerState
+from controller.budget import BudgetBook
+
+if TYPE_CHECKING:
+    import random
+    from collections.abc import Sequence
+
+    from controller.audit import AuditSink
+    from controller.breaker import BreakerConfig, BreakerTransition
+    from controller.classify import Classifier
+    from controller.clock import TimeSource
+    from controller.ledger import IdempotencyLedger
+    from controller.metrics import Metrics
+    from controller.policy import RetryPolicy
+
+__all__ = ["ControllerCore"]
+
+
+class ControllerCore:
+    """State shared by every call of one controller instance (thread-safe)."""
+
+    def __init__(
+        self,
+        *,
+        clock: TimeSource,
+        policy: RetryPolicy,
+        rng: random.Random,
+        classifier: Classifier,
+        ledger: IdempotencyLedger,
+        breaker_config: BreakerConfig | None,
+        audit_sinks: Sequence[AuditSink],
+        metrics: Metrics,
+    ) -> None:
+        """Wire the parts together."""
+        self.clock = clock
+        self.policy = policy
+        self.classifier = classifier
+        self.ledger = ledger
+        self.metrics = metrics
+        self.budgets = BudgetBook(policy=policy, clock=clock)
+        self.breakers = BreakerRegistry(
+            clock=clock, config=breaker_config, on_transition=self._on_transition
+        )
+        self._rng = rng
+        self._rng_lock = threading.Lock()
+        self._sinks = tuple(audit_sinks)
+
+    def jitter(self) -> float:
+        """Draw a jitter value in [0, 1) from the injected random source."""
+        with self._rng_lock:
+            return self._rng.random()
+
+    def emit(self, record: dict[str, Any]) -> None:
+        """Send one audit record to every sink."""
+        for sink in self._sinks:
+            sink.emit(record)
+
+    def _on_transition(self, transition: BreakerTransition) -> None:
+        if transition.new is BreakerState.OPEN:
+            self.metrics.record_breaker_open()
+        self.emit(
+            audit_record(
+                "breaker",
+                tool=transition.tool,
+                breaker_state=transition.new.value,
+                from_state=transition.old.value,
+                reason=transition.reason,
+                at=transition.at,
+            )
+        )

@@ -1,0 +1,67 @@
+"""Stable operation keys, request fingerprints and key digests.
+
+A key names one logical operation of one task: every retry and every re-plan
+of that operation reuses it, so a deduplicating service commits it once. A
+fresh key per attempt defeats the purpose (the service sees new operations).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["canonical_json", "fingerprint", "key_digest", "operation_key"]
+
+_KEY_PREFIX = "rc1-"
+_DIGEST_CHARS = 16
+
+
+def canonical_json(value: Any) -> str:
+    """Serialise `value` deterministically: sorted keys, no spaces, UTF-8 text.
+
+    Values JSON cannot hold are written as text (dates as ISO 8601, sets sorted,
+    bytes as hex, anything else via `str`), so fingerprinting never fails.
+    """
+    return json.dumps(
+        value,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=_json_default,
+    )
+
+
+def fingerprint(args: Any) -> str:
+    """Return the sha256 hex digest of the canonical JSON of `args`."""
+    return hashlib.sha256(canonical_json(args).encode()).hexdigest()
+
+
+def operation_key(task_id: str, operation: str, args: Mapping[str, Any] | None = None) -> str:
+    """Derive the idempotency key of `operation` within `task_id`.
+
+    Pass as `args` only what identifies the operation (for example the
+    recipient and the amount, not free text a model may rephrase): the same
+    inputs always give the same key, on every retry and re-plan.
+    """
+    material = canonical_json({"task": task_id, "operation": operation, "args": args})
+    return _KEY_PREFIX + hashlib.sha256(material.encode()).hexdigest()
+
+
+def key_digest(key: str) -> str:
+    """Return a short sha256 hex prefix of `key`: what audit records carry instead of the key."""
+    return hashlib.sha256(key.encode()).hexdigest()[:_DIGEST_CHARS]
+
+
+def _json_default(value: object) -> Any:
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, set | frozenset):
+        return sorted(canonical_json(item) for item in value)
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    return str(value)

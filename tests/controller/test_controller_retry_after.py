@@ -1,0 +1,88 @@
+import math
+
+import pytest
+from controller_fakes import WALL_EPOCH
+
+from controller import parse_retry_after
+
+# WALL_EPOCH = 1_790_000_000 is Mon, 21 Sep 2026 14:13:20 GMT
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("3", 3.0),
+        ("0", 0.0),
+        (" 12 ", 12.0),
+        ("1.5", 1.5),
+        ("-5", 0.0),
+        ("+7", 7.0),
+    ],
+)
+def test_delay_seconds(value, expected):
+    """Delay-seconds are read as seconds; a negative delay means now."""
+    assert parse_retry_after(value, wall=WALL_EPOCH) == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Mon, 21 Sep 2026 14:13:30 GMT",  # IMF-fixdate
+        "Monday, 21-Sep-26 14:13:30 GMT",  # obsolete RFC 850
+        "Mon Sep 21 14:13:30 2026",  # obsolete asctime
+    ],
+)
+def test_http_date_forms_are_measured_against_the_injected_wall_clock(value):
+    """All three HTTP-date forms give the seconds between the clock's wall time and the date."""
+    assert parse_retry_after(value, wall=WALL_EPOCH) == 10.0
+
+
+def test_asctime_with_a_single_digit_day():
+    """Asctime pads one-digit days with a space."""
+    wall = 1_788_134_400.0  # Mon, 31 Aug 2026 00:00:00 GMT
+    assert parse_retry_after("Tue Sep  1 00:00:00 2026", wall=wall) == 86_400.0
+
+
+def test_past_date_means_now():
+    """A date in the past gives 0 s, never a negative wait."""
+    assert parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", wall=WALL_EPOCH) == 0.0
+
+
+def test_date_follows_the_injected_clock_not_the_machine():
+    """The same date is 10 s away at one wall time and past at a later one."""
+    value = "Mon, 21 Sep 2026 14:13:30 GMT"
+    assert parse_retry_after(value, wall=WALL_EPOCH) == 10.0
+    assert parse_retry_after(value, wall=WALL_EPOCH + 60) == 0.0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        "",
+        "soon",
+        "inf",
+        "nan",
+        "1e3",
+        "0x10",
+        "Mon, 31 Feb 2026 14:13:30 GMT",
+        "Mon, 21 Sep 2026 14:13:30 UTC",
+        "21 Sep 2026 14:13:30 GMT",
+        "Mon, 21 Sep 2026 25:00:00 GMT",
+    ],
+)
+def test_garbage_is_ignored(value):
+    """Absent or unparseable values give None, so the normal backoff applies."""
+    assert parse_retry_after(value, wall=WALL_EPOCH) is None
+
+
+def test_absurd_values_are_returned_for_the_caller_to_cap():
+    """Huge delays are not clipped here (the deadline check and cap belong to the decision)."""
+    assert parse_retry_after("86400", wall=WALL_EPOCH) == 86_400.0
+    assert parse_retry_after("9" * 400, wall=WALL_EPOCH) == math.inf
+
+
+def test_two_digit_years_more_than_50_years_ahead_are_in_the_past():
+    """RFC 850 years: '94' read in 2026 is 1994, so the date is past."""
+    assert parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", wall=WALL_EPOCH) == 0.0
+    assert parse_retry_after("Tuesday, 22-Sep-26 14:13:20 GMT", wall=WALL_EPOCH) == 86_400.0
