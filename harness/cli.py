@@ -101,6 +101,7 @@ def run(
     ] = None,
     jobs: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     keep_traces: Annotated[bool, typer.Option(help="Also write traces of passing runs.")] = False,
+    watchdog: Annotated[float, typer.Option(help="Real seconds a controller may block the loop before its run is failed.")] = 5.0,
 ) -> None:
     """Run scenarios against controllers; write a report; exit non-zero on violations."""
     controllers = controller or ["reference"]
@@ -113,14 +114,19 @@ def run(
     cases = plan(scenarios, controllers, chosen_seeds)
     run_dir = report or Path("reports") / dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
-    results = _execute_with_progress(cases, jobs=jobs, keep=keep_traces)
+    if watchdog <= 0:
+        err.print(f"error: --watchdog expects seconds > 0, got {watchdog}")
+        raise typer.Exit(EXIT_USAGE)
+    results = _execute_with_progress(cases, jobs=jobs, keep=keep_traces, watchdog_s=watchdog)
     code = _write_reports(run_dir, results, scenarios)
     _print_table(results)
     out.print(f"report: {run_dir}/summary.md, {run_dir}/results.json, {run_dir}/junit.xml")
     raise typer.Exit(code)
 
 
-def _execute_with_progress(cases: list[Case], *, jobs: int, keep: bool) -> list[Any]:
+def _execute_with_progress(
+    cases: list[Case], *, jobs: int, keep: bool, watchdog_s: float = 5.0
+) -> list[Any]:
     with Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -135,6 +141,7 @@ def _execute_with_progress(cases: list[Case], *, jobs: int, keep: bool) -> list[
             jobs=jobs,
             keep_events=lambda _case: keep,
             on_done=lambda _result: progress.advance(task),
+            watchdog_s=watchdog_s,
         )
 
 
@@ -263,3 +270,7 @@ def check(
 def main() -> None:
     """Entry point of the ``retrychaos`` console script."""
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -50,8 +50,14 @@ def plan(
     return cases
 
 
-def _run_one(case: Case, keep_events: bool) -> CaseResult:  # noqa: FBT001 (pickled call)
-    return run_case(case.scenario, resolve(case.controller), case.seed, keep_events=keep_events)
+def _run_one(case: Case, watchdog_s: float) -> CaseResult:
+    return run_case(
+        case.scenario,
+        resolve(case.controller),
+        case.seed,
+        watchdog_s=watchdog_s,
+        real_wait_s=min(2.0, watchdog_s),
+    )
 
 
 def execute(
@@ -60,6 +66,7 @@ def execute(
     jobs: int = 1,
     keep_events: Callable[[Case], bool] | None = None,
     on_done: Callable[[CaseResult], None] | None = None,
+    watchdog_s: float = 5.0,
 ) -> list[CaseResult]:
     """Run ``cases`` (in ``jobs`` worker processes) and return results in case order.
 
@@ -69,7 +76,7 @@ def execute(
     """
     want = keep_events or (lambda _case: False)
     results: list[CaseResult] = []
-    for result in _iterate(cases, jobs, want):
+    for result in _iterate(cases, jobs, want, watchdog_s):
         if on_done is not None:
             on_done(result)
         results.append(result)
@@ -77,15 +84,15 @@ def execute(
 
 
 def _iterate(
-    cases: Sequence[Case], jobs: int, want: Callable[[Case], bool]
+    cases: Sequence[Case], jobs: int, want: Callable[[Case], bool], watchdog_s: float
 ) -> Iterator[CaseResult]:
     if jobs <= 1 or len(cases) <= 1:
         for case in cases:
-            yield _trim(_run_one(case, keep_events=True), want(case))
+            yield _trim(_run_one(case, watchdog_s), want(case))
         return
     jobs = min(jobs, len(cases), os.cpu_count() or 1)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_one, case, True) for case in cases]  # noqa: FBT003
+        futures = [pool.submit(_run_one, case, watchdog_s) for case in cases]
         for case, future in zip(cases, futures, strict=True):
             yield _trim(future.result(), want(case))
 

@@ -33,6 +33,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 NS_PER_S = 1_000_000_000
+_DEADLOCK = (
+    "every task is waiting and no virtual timer is pending: the run is deadlocked, "
+    "or the controller waits on something outside the virtual clock (a thread, a real "
+    "socket, a threading lock)"
+)
 DEFAULT_EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 
 
@@ -124,6 +129,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         self.iterations = 0
         self.in_real_wait = False
         self._baton = _Baton(self)
+        self._outside_threads = 0
 
     def time(self) -> float:
         """The virtual clock, in seconds."""
@@ -150,7 +156,11 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             if when_ns > self.clock._ns:  # noqa: SLF001
                 self.clock._ns = when_ns  # noqa: SLF001
             return []
-        # No timer at all. Perhaps a thread outside the clock will still call us.
+        # No timer at all. Only a thread outside the clock could still wake us:
+        # wait for it (bounded) if there is one, else it is a deadlock now.
+        if self._outside_threads == 0:
+            self._abort(DeadlockError(_DEADLOCK))
+            return []
         self.in_real_wait = True
         try:
             ready = selector.real_select(self.real_wait_s)
@@ -158,19 +168,24 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             self.in_real_wait = False
         if ready:
             return ready
-        self._abort(
-            DeadlockError(
-                "every task is waiting and no virtual timer is pending: the run is "
-                "deadlocked, or the controller waits on something outside the virtual "
-                "clock (a thread, a real socket, a threading lock)"
-            )
-        )
+        self._abort(DeadlockError(_DEADLOCK))
         return []
 
     def _abort(self, error: BaseException) -> None:
         if self.abort_error is None:
             self.abort_error = error
         self.stop()
+
+    def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:
+        """Run ``func`` in a real thread (outside the clock), counting it while it runs."""
+        future = super().run_in_executor(executor, func, *args)
+        self._outside_threads += 1
+
+        def done(_: asyncio.Future[Any]) -> None:
+            self._outside_threads -= 1
+
+        future.add_done_callback(done)
+        return future
 
     def run_sync(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
         """Run blocking ``fn`` in a baton thread; await the returned future.

@@ -1,0 +1,196 @@
+"""The retrychaos command, run for real as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "scenarios" / "transient" / "burst-503-clears.yaml"
+
+CONTROLLERS = '''
+import asyncio
+import threading
+
+
+class Good:
+    async def call(self, tool, args, ctx):
+        for attempt in range(3):
+            try:
+                return await tool(args, idempotency_key=ctx.idempotency_key)
+            except Exception:
+                await asyncio.sleep(0.4 * 2**attempt)
+        return {"ok": False, "decision": "budget_exhausted", "error": "gave up"}
+
+
+class Raises:
+    async def call(self, tool, args, ctx):
+        raise RuntimeError("boom in call")
+
+
+class Hangs:
+    async def call(self, tool, args, ctx):
+        await asyncio.Event().wait()
+
+
+class Blocks:
+    async def call(self, tool, args, ctx):
+        threading.Event().wait(30)
+
+
+def good(env):
+    return Good()
+
+
+def raises(env):
+    return Raises()
+
+
+def factory_raises(env):
+    raise ValueError("cannot build")
+
+
+def hangs(env):
+    return Hangs()
+
+
+def blocks(env):
+    return Blocks()
+
+
+def no_call(env):
+    return object()
+
+
+not_callable = 42
+
+
+def two_args(env, other):
+    return Good()
+'''
+
+
+def retrychaos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the real command with the user's controller module importable."""
+    env = dict(os.environ, PYTHONPATH=str(cwd), NO_COLOR="1", COLUMNS="200")
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A user's project: a controller module and one scenario file."""
+    (tmp_path / "user_controllers.py").write_text(textwrap.dedent(CONTROLLERS))
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "burst.yaml").write_text(SCENARIO.read_text())
+    return tmp_path
+
+
+def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(project: Path) -> None:
+    """Raising, hanging and real-blocking controllers each fail with a message; others complete."""
+    result = retrychaos(
+        "run", "scenarios",
+        "-c", "user_controllers:good",
+        "-c", "user_controllers:factory_raises",
+        "-c", "user_controllers:hangs",
+        "-c", "user_controllers:blocks",
+        "-c", "user_controllers:raises",
+        "--seed", "1", "--report", "out", "--watchdog", "0.5",
+        cwd=project,
+    )
+    assert result.returncode == 1, result.stderr
+    runs = {r["controller"]: r for r in json.loads((project / "out" / "results.json").read_text())["runs"]}
+    assert runs["user_controllers:good"]["passed"] is True
+    assert runs["user_controllers:factory_raises"]["error"] == (
+        "the controller factory raised ValueError: cannot build"
+    )
+    assert runs["user_controllers:hangs"]["error"].startswith(
+        "DeadlockError: every task is waiting and no virtual timer is pending"
+    )
+    assert runs["user_controllers:blocks"]["error"].startswith(
+        "RealTimeBlockError: the code under test held the event loop for more than 0.5 s"
+    )
+    raised = runs["user_controllers:raises"]
+    assert raised["error"] is None
+    assert raised["metrics"]["decisions"] == {"raised": 1}
+    assert all(r["error_kind"] != "internal" for r in runs.values())
+
+
+@pytest.mark.parametrize(
+    ("controller", "message"),
+    [
+        ("nosuch", "unknown controller 'nosuch': expected a built-in name (naive, reference, "),
+        ("no_such_module:f", "controller 'no_such_module:f': cannot import module 'no_such_module'"),
+        ("user_controllers:missing", "controller 'user_controllers:missing': module 'user_controllers' has no attribute 'missing'; expected a factory 'def factory(env) -> controller'"),
+        ("user_controllers:not_callable", "controller 'user_controllers:not_callable': int object is not callable; expected a factory 'def factory(env) -> controller'"),
+        ("user_controllers:two_args", "controller 'user_controllers:two_args': the factory cannot be called with one argument (missing a required argument: 'other'); expected 'def factory(env) -> controller'"),
+    ],
+)
+def test_a_bad_controller_path_is_a_usage_error(project: Path, controller: str, message: str) -> None:
+    """Unknown names, modules, attributes and signatures exit 2 naming what was expected."""
+    result = retrychaos("run", "scenarios", "-c", controller, "--seed", "1", cwd=project)
+    assert result.returncode == 2
+    assert message in " ".join(result.stderr.split())
+
+
+def test_a_factory_returning_no_call_method_fails_the_run(project: Path) -> None:
+    """A factory whose object has no call() fails that run with the contract spelt out."""
+    result = retrychaos("run", "scenarios", "-c", "user_controllers:no_call", "--seed", "1", "--report", "out", cwd=project)
+    assert result.returncode == 1
+    run = json.loads((project / "out" / "results.json").read_text())["runs"][0]
+    assert "has no call() method; expected an object with 'async def call(self, tool, args, ctx)'" in run["error"]
+
+
+def test_a_bad_scenario_file_is_a_usage_error_naming_file_and_field(project: Path) -> None:
+    """A malformed scenario exits 2 and names the file, the field and what was expected."""
+    (project / "scenarios" / "bad.yaml").write_text("name: bad\ndescription: x\ntools: []\nworkload: {agents: 0}\n")
+    result = retrychaos("run", "scenarios", "--seed", "1", cwd=project)
+    assert result.returncode == 2
+    assert "bad.yaml: workload.agents" in result.stderr
+
+
+def test_reference_passes_and_naive_fails_with_exit_codes(project: Path) -> None:
+    """Exit 0 when every run holds, 1 when an invariant is violated."""
+    ok = retrychaos("run", "scenarios", "--seeds", "2", "--report", "ok", cwd=project)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    bad = retrychaos("run", "scenarios", "-c", "naive", "--seeds", "2", "--report", "bad", cwd=project)
+    assert bad.returncode == 1
+    assert "backoff_bounded_and_jittered" in bad.stdout
+
+
+def test_list_names_scenarios_invariants_and_controllers(project: Path) -> None:
+    """`retrychaos list` shows the shipped library, every invariant id and the built-ins."""
+    result = retrychaos("list", cwd=project)
+    assert result.returncode == 0, result.stderr
+    for needle in ("transient/burst-503-clears", "no_duplicate_side_effects", "naive", "reference"):
+        assert needle in result.stdout
+
+
+def test_replay_prints_the_timeline_and_verdict(project: Path) -> None:
+    """`retrychaos replay` re-runs one case and prints its requests and verdict."""
+    result = retrychaos("replay", "--scenario", "burst-503-clears", "--controller", "naive", "--seed", "1", "scenarios", cwd=project)
+    assert result.returncode == 1
+    assert result.stdout.count(" request ") == 3
+    assert "VIOLATION backoff_bounded_and_jittered" in result.stdout
+    assert "FAILED" in result.stdout
+
+
+def test_schema_prints_json_schema(project: Path) -> None:
+    """`retrychaos schema` prints a JSON Schema with the top-level keys."""
+    result = retrychaos("schema", cwd=project)
+    assert result.returncode == 0
+    schema = json.loads(result.stdout)
+    assert {"name", "tools", "workload"} <= set(schema["properties"])
