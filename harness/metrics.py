@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """Health metrics of a run, computed from its trace (the seed's list, and a few more).
 
 The seed asks to watch retry success and task success apart: a high retry

@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """Invariant checkers: pure functions from a trace and its scenario to violations."""
 
 from harness.invariants.base import EPS, Invariant, Violation

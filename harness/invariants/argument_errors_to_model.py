@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``argument_errors_to_model``: a 400/422 goes back to the model, never replayed as-is.
 
 After a ``response`` with outcome ``status`` and status 400 or 422 for an op

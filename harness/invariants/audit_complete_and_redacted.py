@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``audit_complete_and_redacted``: one audit record per attempt, and nothing secret in any.
 
 Judged from the controller's audit stream (``audit`` events: the record as

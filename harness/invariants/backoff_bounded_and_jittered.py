@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``backoff_bounded_and_jittered``: retries wait a positive, capped, unsynchronised delay.
 
 A *retry* is a request that is not an SDK-layer retry (``layer != "sdk"``:

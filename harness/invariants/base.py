@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """What an invariant is and what it reports.
 
 An invariant is a pure function of a run's trace and its scenario: it returns
@@ -46,8 +45,10 @@ class Violation:
 
     ``task``, ``attempt`` and ``at`` say where: ``attempt`` is the position of
     the offending request among every request of its logical operation (all
-    layers, all re-plans, 1-based) unless the invariant's docstring says
-    otherwise; ``at`` is the virtual time of the offending event. ``agent``,
+    layers, all re-plans, 1-based), None when the violation is about a
+    decision or the whole run rather than one request (``succeeds_when_possible``
+    puts there the attempt number that would have succeeded); ``at`` is the
+    virtual time of the offending event. ``agent``,
     ``call``, ``op`` and ``seq`` identify that event so a report can highlight
     it on a timeline. ``expected`` and ``actual`` are short phrases.
     """

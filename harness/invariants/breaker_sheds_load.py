@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``breaker_sheds_load``: in a sustained fleet outage, attempts fall to a probe rate.
 
 Applies when the workload has at least 20 agents and some tool has an

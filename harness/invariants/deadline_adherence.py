@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``deadline_adherence``: nothing of a task happens after its deadline, except finishing.
 
 Let ``D`` be the task's deadline (``task_start.data.deadline``, absolute) and

@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """What the invariants read from a scenario's fault plan: which failures are transient.
 
 The seed's TRANSIENT kind is "timeout, connection reset, 429, some 5xx": the

@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``idempotency_key_stable``: one logical operation, one key; one key, one operation.
 
 Holds when:

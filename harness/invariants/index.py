@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """Shared, single-pass indexing of a trace: attempts, calls, ops and tasks.
 
 Every checker needs the same joins (a response with the request it answers, a

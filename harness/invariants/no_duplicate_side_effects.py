@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``no_duplicate_side_effects``: a logical side-effect operation commits at most once.
 
 Holds when, for every op, the trace holds at most one ``commit`` event (the

@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``no_request_amplification``: every layer together stays within the attempt budget.
 
 Holds when, counting only attempts that reached a server (``request`` events

@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``no_retry_on_permanent``: a permanent rejection stops the operation.
 
 After a ``response`` with outcome ``status`` and a status of 401, 403, 404,

@@ -1,10 +1,10 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """Every invariant, in catalogue order, and the one entry point that runs them."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harness.errors import HarnessInputError
 from harness.invariants import (
     argument_errors_to_model,
     audit_complete_and_redacted,
@@ -54,15 +54,18 @@ def selected(scenario: Scenario, ids: Iterable[str] | None = None) -> tuple[Inva
 
     With ``ids``, exactly those (whether or not they apply). Without, every
     invariant whose ``applies()`` is true and, when the scenario lists
-    ``invariants``, only those listed. An unknown id raises ``KeyError``
-    naming it and the known ids.
+    ``invariants``, only those listed.
+
+    Raises:
+        HarnessInputError: an id in ``ids`` is unknown (the message names it and the known ids).
     """
     if ids is not None:
         wanted = list(ids)
         unknown = [name for name in wanted if name not in BY_ID]
         if unknown:
-            raise KeyError(
-                f"unknown invariant id(s) {', '.join(unknown)}; known: {', '.join(BY_ID)}"
+            raise HarnessInputError(
+                f"Expected invariant ids among {', '.join(BY_ID)} but got "
+                f"{', '.join(repr(name) for name in unknown)}"
             )
         return tuple(invariant for invariant in ALL if invariant.id in wanted)
     listed = None if scenario.invariants is None else set(scenario.invariants)

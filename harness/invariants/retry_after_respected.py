@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``retry_after_respected``: after a Retry-After, the caller waits until the time it names.
 
 After a ``response`` carrying ``retry_after_at`` ``R`` (the absolute virtual

@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``succeeds_when_possible``: a task that can succeed within the budget does.
 
 (A) Scenario expectation: when ``scenario.expect.min_task_success_rate`` is

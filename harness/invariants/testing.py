@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """Build traces by hand: for the invariants' tests and for anyone writing a checker.
 
 :class:`TraceBuilder` writes events in order with the ids a real run puts on

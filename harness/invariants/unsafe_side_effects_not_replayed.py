@@ -1,4 +1,3 @@
-# Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """``unsafe_side_effects_not_replayed``: no blind replay of a side effect that may have happened.
 
 For an op of a side-effect tool: once a request of the op reached the server

@@ -100,6 +100,7 @@ class SimulatedService:
 
     __slots__ = (
         "_attempts",
+        "_tried",
         "_bucket",
         "_clock",
         "_effects",
@@ -127,6 +128,7 @@ class SimulatedService:
         # Requests nobody attributed (no CallMeta) still draw deterministically.
         self._rng = random.Random(spec.name)
         self._attempts: dict[str | None, int] = {}
+        self._tried: dict[str | None, int] = {}
         self._effects = 0
         self._reads = 0
         self._bucket = TokenBucket(spec.rate_limit) if spec.rate_limit is not None else None
@@ -156,7 +158,11 @@ class SimulatedService:
         key = digest(raw_key) if raw_key is not None else None
         args_d = args_digest(args)
         n = self._attempts.get(who.op, 0) + 1
-        rule = select_rule(self.spec.faults, n=n, at_s=start_ns / NS_PER_S, args=args, rng=rng)
+        # Fault plans count every attempt the client made, reached or not, so
+        # that "attempts: [1]" with a connect fault fails the first try only.
+        tried = self._tried.get(who.op, 0) + 1
+        self._tried[who.op] = tried
+        rule = select_rule(self.spec.faults, n=tried, at_s=start_ns / NS_PER_S, args=args, rng=rng)
         sent = {
             "key": key,
             "args": args_d,

@@ -6,9 +6,9 @@ no behaviour beyond validation of their own invariants.
 
 Fault rule selection, for one request that reached a service:
 
-- ``attempts``: the server-side attempt number of the logical operation (1 for
-  the first request of that operation the service sees, 2 for the second, ...,
-  counting every layer: controller retries, model re-plans, SDK retries);
+- ``attempts``: the attempt number of the logical operation (1 for its first
+  attempt, 2 for the second, ..., counting every layer: controller retries,
+  model re-plans, SDK retries, and attempts that never reached the server);
 - ``window``: ``[start, end)`` in virtual seconds, by the attempt's start time;
 - ``probability``: drawn from the requesting agent's fault RNG.
 

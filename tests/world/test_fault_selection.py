@@ -46,8 +46,8 @@ def test_attempts_count_per_operation() -> None:
     ]
 
 
-def test_a_connect_failure_does_not_count_as_a_server_attempt() -> None:
-    """The server never saw a connect failure, so the next attempt is still number 1."""
+def test_a_connect_failure_counts_as_an_attempt_of_the_plan() -> None:
+    """Fault plans count every try, so attempts: [1] matches only the first, reached or not."""
     spec = ToolSpec(
         name="read",
         faults=(
@@ -59,7 +59,7 @@ def test_a_connect_failure_does_not_count_as_a_server_attempt() -> None:
     assert outcomes(spec, [(0, who), (0.5, who), (1, who), (2, who)]) == [
         (None, "connect_error"),
         (None, "connect_error"),
-        (1, "status"),
+        (1, "ok"),
         (2, "ok"),
     ]
 

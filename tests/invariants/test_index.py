@@ -1,0 +1,88 @@
+from harness.invariants.base import fmt_t, nth, plural
+from harness.invariants.index import build, index_of
+
+
+def test_responses_pair_by_server_attempt_number(trace):
+    """Overlapping attempts of one op pair with their own responses by n."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    first = trace.request(0.0)
+    second = trace.request(0.1)
+    trace.response(0.2, second, outcome="ok")
+    trace.response(2.0, first, outcome="read_timeout")
+    index = build(trace.events)
+    assert [(a.ordinal, a.end, a.answer("outcome")) for a in index.ops["t1-c0"]] == [
+        (1, 2.0, "read_timeout"),
+        (2, 0.2, "ok"),
+    ]
+
+
+def test_connect_failures_pair_by_start_time(trace):
+    """A response without n pairs with the unreached request that started then."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    reached = trace.request(0.0)
+    refused = trace.request(0.1, reached=False)
+    trace.response(0.1, refused, outcome="connect_error")
+    trace.response(0.3, reached, outcome="ok")
+    index = build(trace.events)
+    assert index.by_request[refused.seq].answer("outcome") == "connect_error"
+    assert index.by_request[reached.seq].answer("outcome") == "ok"
+
+
+def test_calls_and_tasks_are_joined(trace):
+    """A call knows its start, attempts and decision; a task its deadline and end."""
+    trace.task("t1", deadline=5.0)
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.0, end=0.05)
+    trace.decision("ok", at=0.05)
+    trace.task_end(ok=True, at=0.05)
+    index = build(trace.events)
+    call = index.calls["t1-c0-i1"]
+    assert (call.start is not None, len(call.attempts), call.decision is not None) == (
+        True,
+        1,
+        True,
+    )
+    assert (index.tasks["t1"].deadline, index.tasks["t1"].end is not None) == (5.0, True)
+
+
+def test_index_is_reused_for_the_same_trace(trace):
+    """Checkers share one index per trace; a grown trace is indexed again."""
+    trace.task("t1")
+    first = index_of(trace.events)
+    assert index_of(trace.events) is first
+    trace.task_end(ok=True, at=1.0)
+    assert index_of(trace.events) is not first
+
+
+def test_message_helpers():
+    """Times show six decimals; ordinals and plurals read as English."""
+    assert fmt_t(2.4) == "t=2.400000s"
+    assert [nth(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101)] == [
+        "1st",
+        "2nd",
+        "3rd",
+        "4th",
+        "11th",
+        "12th",
+        "13th",
+        "21st",
+        "22nd",
+        "101st",
+    ]
+    assert (plural(1, "attempt"), plural(3, "attempt")) == ("1 attempt", "3 attempts")
+
+
+def test_unmatched_responses_fall_back_to_the_oldest_waiting_request(trace):
+    """A response whose n and start match nothing ends the oldest waiting request."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    first = trace.request(0.0, reached=False)
+    trace.request(0.1, reached=False)
+    trace.emit("response", 0.2, n=None, outcome="connect_error", started=9.0)
+    trace.emit("response", 0.3, n=7, outcome="ok", started=None)
+    trace.emit("response", 0.4, op="nobody", n=None, outcome="ok", started=None)
+    index = build(trace.events)
+    assert index.by_request[first.seq].end == 0.2
+    assert [a.end for a in index.ops["t1-c0"]] == [0.2, 0.3]

@@ -1,0 +1,77 @@
+from harness.invariants.retry_after_respected import INVARIANT
+from harness.world.spec import FaultRule, FaultType, RateLimit, RetryAfter, ToolSpec
+
+LIMITED = ToolSpec(
+    name="search",
+    faults=(
+        FaultRule(
+            fault=FaultType.STATUS, status=429, attempts=(1,), retry_after=RetryAfter(seconds=2)
+        ),
+    ),
+)
+
+
+def test_applies_when_the_world_can_send_the_header(scenario_of):
+    """A Retry-After rule or a rate limit makes the rule meaningful."""
+    assert not INVARIANT.applies(scenario_of())
+    assert INVARIANT.applies(scenario_of(LIMITED))
+    rate_limited = ToolSpec(name="search", rate_limit=RateLimit(rate_per_s=1, burst=1))
+    assert INVARIANT.applies(scenario_of(rate_limited))
+
+
+def test_retry_exactly_at_retry_after_passes(trace, scenario_of):
+    """A retry at the very instant the header names (within 1e-6 s) is allowed."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.95, end=1.0, outcome="status", status=429, retry_after_at=3.0)
+    trace.attempt(at=3.0, end=3.05, outcome="status", status=429, retry_after_at=5.05)
+    trace.attempt(at=5.05 - 5e-7, end=5.1)
+    assert INVARIANT.check(trace.events, scenario_of(LIMITED)) == []
+
+
+def test_early_retry_is_reported(trace, scenario_of):
+    """A retry before the named time is reported once, with the header."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.95, end=1.0, outcome="status", status=429, retry_after_at=3.0)
+    trace.attempt(at=2.0, end=2.05, outcome="status", status=503)
+    trace.attempt(at=2.5, end=2.55)
+    violations = INVARIANT.check(trace.events, scenario_of(LIMITED))
+    assert [v.message for v in violations] == [
+        (
+            "task t1: attempt 2 of op t1-c0 started on search at t=2.000000s, 1.000000s before "
+            "t=3.000000s, the time named by the Retry-After header ('1') of the response at "
+            "t=1.000000s; the same caller must send nothing to that service before then"
+        )
+    ]
+    assert (violations[0].attempt, violations[0].at) == (2, 2.0)
+
+
+def test_other_tasks_are_other_callers(trace, scenario_of):
+    """Another agent's task is not bound by this task's Retry-After."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.95, end=1.0, outcome="status", status=429, retry_after_at=3.0)
+    trace.task("t2", agent=1, at=1.5)
+    trace.call("t2-c0-i1", op="t2-c0", tool="search", at=1.5)
+    trace.attempt(at=1.5, end=1.55)
+    assert INVARIANT.check(trace.events, scenario_of(LIMITED)) == []
+
+
+def test_other_ops_of_the_task_to_the_tool_are_bound(trace, scenario_of):
+    """The task's next call to the same tool must wait too."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.95, end=1.0, outcome="status", status=429, retry_after_at=3.0)
+    trace.call("t1-c1-i1", op="t1-c1", tool="search", at=1.0)
+    trace.attempt(at=1.0, end=1.05)
+    assert len(INVARIANT.check(trace.events, scenario_of(LIMITED))) == 1
+
+
+def test_garbage_header_binds_nothing(trace, scenario_of):
+    """A header that named no time (retry_after_at None) constrains nothing."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.95, end=1.0, outcome="status", status=503)
+    trace.attempt(at=1.2, end=1.25)
+    assert INVARIANT.check(trace.events, scenario_of(LIMITED)) == []
