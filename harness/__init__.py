@@ -1,0 +1,1 @@
+"""retrychaos: the harness that chaos-tests retry controllers."""

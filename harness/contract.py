@@ -207,8 +207,8 @@ class Tool:
         Returns the parsed JSON result or raises what httpx raises.
         ``gate(attempt_number, error)`` is asked before each SDK-layer retry.
         """
-        if not isinstance(args, dict):
-            msg = f"tool({self.name!r}) expected args to be a dict, got {type(args).__name__}"
+        if not isinstance(args, dict):  # a controller may pass anything: say what was expected
+            msg = f"tool({self.name!r}) expected args to be a dict, got {type(args).__name__}"  # type: ignore[unreachable]
             raise TypeError(msg)
         sdk = self._sdk
         attempt = 1
@@ -263,7 +263,7 @@ class Tool:
                 value = float(raw.strip())
                 if value <= sdk.max_retry_after_s:
                     return max(value, 0.001)
-        delay = min(sdk.cap_s, sdk.base_s * 2 ** (attempt - 1))
+        delay: float = min(sdk.cap_s, sdk.base_s * 2.0 ** (attempt - 1))
         return delay * (1 - 0.25 * self._meta.rng.random())
 
 
@@ -297,7 +297,7 @@ class SyncTool:
         return self._loop.wait_from_thread(self._tool(args, idempotency_key, gate))
 
 
-SECRET_PREFIX = "sk-canary-"
+SECRET_PREFIX = "sk-canary-"  # noqa: S105 (a canary prefix, not a secret)
 KEY_PREFIX = "ik-"
 _SECRET_RE = re.compile(re.escape(SECRET_PREFIX) + r"[0-9a-f]{6,}")
 _KEY_RE = re.compile(re.escape(KEY_PREFIX) + r"[0-9a-f]{12,}")
@@ -333,7 +333,7 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
 
     def sink(record: Any) -> None:
         meta = CURRENT_CALL.get()
-        ids = {
+        ids: dict[str, Any] = {
             "agent": meta.agent if meta else None,
             "task": meta.task if meta else None,
             "call": meta.call if meta else None,

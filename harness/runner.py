@@ -159,13 +159,13 @@ def run_case(
         )
     except (RunAborted, ControllerLoadError) as exc:
         error, error_kind = f"{type(exc).__name__}: {exc}", "controller"
-    except Exception as exc:  # noqa: BLE001 (a harness bug must not end the suite)
+    except Exception as exc:
         error = f"internal error: {type(exc).__name__}: {exc}\n{traceback.format_exc()}"
         error_kind = "internal"
     if "factory_error" in box:
-        exc = box["factory_error"]
+        failure = box["factory_error"]
         error, error_kind = (
-            f"the controller factory raised {type(exc).__name__}: {exc}",
+            f"the controller factory raised {type(failure).__name__}: {failure}",
             "controller",
         )
     recorder: Recorder | None = box.get("recorder")
@@ -186,8 +186,11 @@ def run_case(
         try:
             violations = [v.as_dict() for v in check_all(events, scenario)]
             metrics = compute_metrics(events, scenario).as_dict()
-        except Exception as exc:  # noqa: BLE001
-            error = f"internal error while judging: {type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+        except Exception as exc:
+            error = (
+                f"internal error while judging: {type(exc).__name__}: {exc}\n"
+                + traceback.format_exc()
+            )
             error_kind = "internal"
     return CaseResult(
         scenario=scenario.name,

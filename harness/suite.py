@@ -42,7 +42,7 @@ def plan(
     ``seeds`` given on the command line win; otherwise a scenario's own
     ``seeds``, otherwise :data:`DEFAULT_SEEDS`.
     """
-    cases = []
+    cases: list[Case] = []
     for controller in controllers:
         for scenario in scenarios:
             chosen = seeds if seeds is not None else (scenario.seeds or DEFAULT_SEEDS)

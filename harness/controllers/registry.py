@@ -19,6 +19,42 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "controller.plugin:reference_sync",
         "the reference controller's sync facade",
     ),
+    "tenacity-default": (
+        "harness.controllers.adapters.tenacity_default:factory",
+        "tenacity as typically written: stop_after_attempt(3), no wait, retries everything",
+    ),
+    "tenacity-good": (
+        "harness.controllers.adapters.tenacity_good:factory",
+        "tenacity as documented: wait_random_exponential, attempt | delay stop, transient only",
+    ),
+    "tenacity-sync": (
+        "harness.controllers.adapters.tenacity_sync:factory",
+        "the tenacity-good policy with tenacity's sync Retrying",
+    ),
+    "stamina-default": (
+        "harness.controllers.adapters.stamina_default:factory",
+        "stamina's defaults on httpx.HTTPError: 10 attempts, 45 s, jittered backoff",
+    ),
+    "stamina-tuned": (
+        "harness.controllers.adapters.stamina_tuned:factory",
+        "stamina fitted to the contract, with a Retry-After backoff hook",
+    ),
+    "backoff-expo": (
+        "harness.controllers.adapters.backoff_expo:factory",
+        "backoff.on_exception: expo, full_jitter, max_tries and max_time",
+    ),
+    "httpx-retries-default": (
+        "harness.controllers.adapters.httpx_retries_default:factory",
+        "httpx-retries RetryTransport() defaults at the HTTP layer (backoff factor 0)",
+    ),
+    "httpx-retries-jitter": (
+        "harness.controllers.adapters.httpx_retries_jitter:factory",
+        "httpx-retries with a backoff factor, full jitter and the contract's limits",
+    ),
+    "pybreaker-tenacity": (
+        "harness.controllers.adapters.pybreaker_tenacity:factory",
+        "a pybreaker circuit breaker per tool inside tenacity-good's retries",
+    ),
 }
 
 

@@ -1,0 +1,1 @@
+"""The workload: agents, tasks and the simulated model above the controller."""

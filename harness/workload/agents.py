@@ -104,7 +104,7 @@ class Fleet:
                 break
         self.recorder.emit("task_end", agent=agent, task=task, ok=ok)
 
-    async def _operation(
+    async def _operation(  # noqa: PLR0917 (one operation's identity, passed through)
         self,
         agent: int,
         task: str,

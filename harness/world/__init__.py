@@ -1,0 +1,1 @@
+"""The virtual world: clock, loop, time patching, simulated services, trace."""

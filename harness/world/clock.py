@@ -78,7 +78,7 @@ class VirtualClock:
         self._ns += math.ceil(seconds * NS_PER_S)
 
 
-class _VirtualSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+class _VirtualSelector(selectors.DefaultSelector):
     """A selector that never blocks on time: it hands waiting over to the clock."""
 
     def __init__(self) -> None:
@@ -153,8 +153,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
                     )
                 )
                 return []
-            if when_ns > self.clock._ns:  # noqa: SLF001
-                self.clock._ns = when_ns  # noqa: SLF001
+            self.clock._ns = max(self.clock._ns, when_ns)  # noqa: SLF001
             return []
         # No timer at all. Only a thread outside the clock could still wake us:
         # wait for it (bounded) if there is one, else it is a deadlock now.
@@ -176,7 +175,9 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             self.abort_error = error
         self.stop()
 
-    def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:
+    def run_in_executor(  # type: ignore[override]
+        self, executor: Any, func: Any, *args: Any
+    ) -> asyncio.Future[Any]:
         """Run ``func`` in a real thread (outside the clock), counting it while it runs."""
         future = super().run_in_executor(executor, func, *args)
         self._outside_threads += 1
@@ -205,7 +206,10 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         """From a baton thread: sleep in virtual time. False if not on a baton thread."""
         return self._baton.sleep(seconds)
 
-    async def shutdown_default_executor(self, timeout: float | None = None) -> None:  # noqa: ARG002
+    async def shutdown_default_executor(
+        self,
+        timeout: float | None = None,  # noqa: ARG002, ASYNC109 (asyncio's own signature)
+    ) -> None:
         """Do not join executor threads: one may be blocked for real by the code under test."""
         executor = self._default_executor  # type: ignore[attr-defined]
         if executor is not None:
@@ -213,7 +217,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
 
 
 class _Job:
-    __slots__ = ("fn", "future", "go", "parked", "result", "error", "done", "reply", "thread")
+    __slots__ = ("done", "error", "fn", "future", "go", "parked", "reply", "result", "thread")
 
     def __init__(self, fn: Callable[[], Any], future: asyncio.Future[Any]) -> None:
         self.fn = fn
@@ -247,7 +251,7 @@ class _Baton:
         job.go.wait()
         try:
             job.result = job.fn()
-        except BaseException as exc:  # noqa: BLE001 (handed to the awaiting coroutine)
+        except BaseException as exc:
             job.error = exc
         job.done = True
         job.parked.set()

@@ -7,6 +7,7 @@ inside it, and nothing inside it waits for real.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -79,10 +80,8 @@ def _close(loop: VirtualEventLoop) -> None:
             # Bounded: a task that ignores cancellation must not keep us here.
             loop.horizon_ns = loop.clock.now_ns() + 60 * 1_000_000_000
             loop.real_wait_s = min(loop.real_wait_s, 0.05)
-            try:
+            with contextlib.suppress(RuntimeError, RunAborted, WatchdogInterrupt):
                 loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            except (RuntimeError, RunAborted, WatchdogInterrupt):
-                pass
     finally:
         if not loop.is_closed():
             loop.run_until_complete(loop.shutdown_default_executor())

@@ -21,7 +21,7 @@ Entering freezegun scans every loaded module, so a run enters it once.
 
 from __future__ import annotations
 
-import datetime as _dt
+import datetime as dt
 import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from harness.world.clock import VirtualClock, VirtualEventLoop
 
-_UTC_EPOCH = _dt.datetime(1970, 1, 1)  # noqa: DTZ001 (freezegun works on naive UTC)
+_UTC_EPOCH = dt.datetime(1970, 1, 1)  # noqa: DTZ001 (freezegun works on naive UTC)
 _real_sleep = time.sleep
 
 # Modules whose time must stay real: the test runner's own timing and the
@@ -61,10 +61,10 @@ class _WallFactory:
     def __init__(self, clock: VirtualClock) -> None:
         self.clock = clock
 
-    def __call__(self) -> _dt.datetime:
-        return _UTC_EPOCH + _dt.timedelta(microseconds=self.clock.wall() * 1_000_000 // 1)
+    def __call__(self) -> dt.datetime:
+        return _UTC_EPOCH + dt.timedelta(microseconds=self.clock.wall() * 1_000_000 // 1)
 
-    def tick(self, delta: Any = None) -> _dt.datetime:  # noqa: ARG002 (freezegun API)
+    def tick(self, delta: Any = None) -> dt.datetime:  # noqa: ARG002 (freezegun API)
         msg = "the virtual clock moves time; freezegun's tick() is not available in a run"
         raise RuntimeError(msg)
 
@@ -101,20 +101,20 @@ def virtual_time(clock: VirtualClock, loop: VirtualEventLoop) -> Iterator[None]:
             "fake_perf_counter_ns",
         )
     }
-    fz.fake_monotonic = monotonic  # type: ignore[assignment]
-    fz.fake_perf_counter = monotonic  # type: ignore[assignment]
-    fz.fake_monotonic_ns = monotonic_ns  # type: ignore[assignment]
-    fz.fake_perf_counter_ns = monotonic_ns  # type: ignore[assignment]
+    fz.fake_monotonic = monotonic
+    fz.fake_perf_counter = monotonic
+    fz.fake_monotonic_ns = monotonic_ns
+    fz.fake_perf_counter_ns = monotonic_ns
     freezer = freezegun.freeze_time(
-        _UTC_EPOCH + _dt.timedelta(seconds=clock.epoch), ignore=list(_IGNORE)
+        _UTC_EPOCH + dt.timedelta(seconds=clock.epoch), ignore=list(_IGNORE)
     )
     try:
         freezer.start()
-        fz.freeze_factories[-1] = _WallFactory(clock)  # type: ignore[index,call-overload]
+        fz.freeze_factories[-1] = _WallFactory(clock)  # type: ignore[call-overload]
     finally:
         for name, value in saved.items():
             setattr(fz, name, value)
-    time.sleep = sleep
+    time.sleep = sleep  # type: ignore[assignment]
     try:
         yield
     finally:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 _real_monotonic = time.monotonic
 
 
-class WatchdogInterrupt(BaseException):  # noqa: N818 (an interrupt, not an error to catch)
+class WatchdogInterrupt(BaseException):
     """Raised inside code that blocked the virtual loop for too long in real time."""
 
 
@@ -46,7 +46,7 @@ class Watchdog:
         self._active = False
         self._previous: Any = None
 
-    def __enter__(self) -> Watchdog:
+    def __enter__(self) -> Watchdog:  # noqa: PYI034 (final in practice)
         """Arm the timer (main thread only)."""
         if threading.current_thread() is threading.main_thread() and self.limit_s > 0:
             self._previous = signal.signal(signal.SIGALRM, self._on_alarm)

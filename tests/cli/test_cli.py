@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "transient" / "burst-503-clears.yaml"
 
-CONTROLLERS = '''
+CONTROLLERS = """
 import asyncio
 import threading
 
@@ -73,7 +73,7 @@ not_callable = 42
 
 def two_args(env, other):
     return Good()
-'''
+"""
 
 
 def retrychaos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -102,17 +102,31 @@ def project(tmp_path: Path) -> Path:
 def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(project: Path) -> None:
     """Raising, hanging and real-blocking controllers each fail with a message; others complete."""
     result = retrychaos(
-        "run", "scenarios",
-        "-c", "user_controllers:good",
-        "-c", "user_controllers:factory_raises",
-        "-c", "user_controllers:hangs",
-        "-c", "user_controllers:blocks",
-        "-c", "user_controllers:raises",
-        "--seed", "1", "--report", "out", "--watchdog", "0.5",
+        "run",
+        "scenarios",
+        "-c",
+        "user_controllers:good",
+        "-c",
+        "user_controllers:factory_raises",
+        "-c",
+        "user_controllers:hangs",
+        "-c",
+        "user_controllers:blocks",
+        "-c",
+        "user_controllers:raises",
+        "--seed",
+        "1",
+        "--report",
+        "out",
+        "--watchdog",
+        "0.5",
         cwd=project,
     )
     assert result.returncode == 1, result.stderr
-    runs = {r["controller"]: r for r in json.loads((project / "out" / "results.json").read_text())["runs"]}
+    runs = {
+        r["controller"]: r
+        for r in json.loads((project / "out" / "results.json").read_text())["runs"]
+    }
     assert runs["user_controllers:good"]["passed"] is True
     assert runs["user_controllers:factory_raises"]["error"] == (
         "the controller factory raised ValueError: cannot build"
@@ -133,13 +147,27 @@ def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(proje
     ("controller", "message"),
     [
         ("nosuch", "unknown controller 'nosuch': expected a built-in name (naive, reference, "),
-        ("no_such_module:f", "controller 'no_such_module:f': cannot import module 'no_such_module'"),
-        ("user_controllers:missing", "controller 'user_controllers:missing': module 'user_controllers' has no attribute 'missing'; expected a factory 'def factory(env) -> controller'"),
-        ("user_controllers:not_callable", "controller 'user_controllers:not_callable': int object is not callable; expected a factory 'def factory(env) -> controller'"),
-        ("user_controllers:two_args", "controller 'user_controllers:two_args': the factory cannot be called with one argument (missing a required argument: 'other'); expected 'def factory(env) -> controller'"),
+        (
+            "no_such_module:f",
+            "controller 'no_such_module:f': cannot import module 'no_such_module'",
+        ),
+        (
+            "user_controllers:missing",
+            "controller 'user_controllers:missing': module 'user_controllers' has no attribute 'missing'; expected a factory 'def factory(env) -> controller'",
+        ),
+        (
+            "user_controllers:not_callable",
+            "controller 'user_controllers:not_callable': int object is not callable; expected a factory 'def factory(env) -> controller'",
+        ),
+        (
+            "user_controllers:two_args",
+            "controller 'user_controllers:two_args': the factory cannot be called with one argument (missing a required argument: 'other'); expected 'def factory(env) -> controller'",
+        ),
     ],
 )
-def test_a_bad_controller_path_is_a_usage_error(project: Path, controller: str, message: str) -> None:
+def test_a_bad_controller_path_is_a_usage_error(
+    project: Path, controller: str, message: str
+) -> None:
     """Unknown names, modules, attributes and signatures exit 2 naming what was expected."""
     result = retrychaos("run", "scenarios", "-c", controller, "--seed", "1", cwd=project)
     assert result.returncode == 2
@@ -148,15 +176,30 @@ def test_a_bad_controller_path_is_a_usage_error(project: Path, controller: str, 
 
 def test_a_factory_returning_no_call_method_fails_the_run(project: Path) -> None:
     """A factory whose object has no call() fails that run with the contract spelt out."""
-    result = retrychaos("run", "scenarios", "-c", "user_controllers:no_call", "--seed", "1", "--report", "out", cwd=project)
+    result = retrychaos(
+        "run",
+        "scenarios",
+        "-c",
+        "user_controllers:no_call",
+        "--seed",
+        "1",
+        "--report",
+        "out",
+        cwd=project,
+    )
     assert result.returncode == 1
     run = json.loads((project / "out" / "results.json").read_text())["runs"][0]
-    assert "has no call() method; expected an object with 'async def call(self, tool, args, ctx)'" in run["error"]
+    assert (
+        "has no call() method; expected an object with 'async def call(self, tool, args, ctx)'"
+        in run["error"]
+    )
 
 
 def test_a_bad_scenario_file_is_a_usage_error_naming_file_and_field(project: Path) -> None:
     """A malformed scenario exits 2 and names the file, the field and what was expected."""
-    (project / "scenarios" / "bad.yaml").write_text("name: bad\ndescription: x\ntools: []\nworkload: {agents: 0}\n")
+    (project / "scenarios" / "bad.yaml").write_text(
+        "name: bad\ndescription: x\ntools: []\nworkload: {agents: 0}\n"
+    )
     result = retrychaos("run", "scenarios", "--seed", "1", cwd=project)
     assert result.returncode == 2
     assert "bad.yaml: workload.agents" in result.stderr
@@ -166,7 +209,9 @@ def test_reference_passes_and_naive_fails_with_exit_codes(project: Path) -> None
     """Exit 0 when every run holds, 1 when an invariant is violated."""
     ok = retrychaos("run", "scenarios", "--seeds", "2", "--report", "ok", cwd=project)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    bad = retrychaos("run", "scenarios", "-c", "naive", "--seeds", "2", "--report", "bad", cwd=project)
+    bad = retrychaos(
+        "run", "scenarios", "-c", "naive", "--seeds", "2", "--report", "bad", cwd=project
+    )
     assert bad.returncode == 1
     assert "backoff_bounded_and_jittered" in bad.stdout
 
@@ -181,7 +226,17 @@ def test_list_names_scenarios_invariants_and_controllers(project: Path) -> None:
 
 def test_replay_prints_the_timeline_and_verdict(project: Path) -> None:
     """`retrychaos replay` re-runs one case and prints its requests and verdict."""
-    result = retrychaos("replay", "--scenario", "burst-503-clears", "--controller", "naive", "--seed", "1", "scenarios", cwd=project)
+    result = retrychaos(
+        "replay",
+        "--scenario",
+        "burst-503-clears",
+        "--controller",
+        "naive",
+        "--seed",
+        "1",
+        "scenarios",
+        cwd=project,
+    )
     assert result.returncode == 1
     assert result.stdout.count(" request ") == 3
     assert "VIOLATION backoff_bounded_and_jittered" in result.stdout
