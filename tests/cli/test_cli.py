@@ -146,7 +146,7 @@ def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(proje
 @pytest.mark.parametrize(
     ("controller", "message"),
     [
-        ("nosuch", "unknown controller 'nosuch': expected a built-in name (naive, reference, "),
+        ("nosuch", "unknown controller 'nosuch': expected a built-in name ("),
         (
             "no_such_module:f",
             "controller 'no_such_module:f': cannot import module 'no_such_module'",
@@ -172,6 +172,10 @@ def test_a_bad_controller_path_is_a_usage_error(
     result = retrychaos("run", "scenarios", "-c", controller, "--seed", "1", cwd=project)
     assert result.returncode == 2
     assert message in " ".join(result.stderr.split())
+    if controller == "nosuch":
+        assert "naive," in result.stderr
+        assert "reference," in result.stderr
+        assert "or an import path 'package.module:factory'" in " ".join(result.stderr.split())
 
 
 def test_a_factory_returning_no_call_method_fails_the_run(project: Path) -> None:
