@@ -30,7 +30,16 @@ from controller.controller import (
     SyncReferenceController,
     SyncTool,
 )
-from controller.decision import Decision, Final, Retry, decide
+from controller.decision import (
+    Decision,
+    Final,
+    Prior,
+    Retry,
+    Standing,
+    decide,
+    readmit,
+    standing,
+)
 from controller.errors import (
     BudgetExhausted,
     ConfigurationError,
@@ -96,10 +105,12 @@ __all__ = [
     "MemoryLedgerStore",
     "Metrics",
     "MetricsSnapshot",
+    "Prior",
     "ReferenceController",
     "Retry",
     "RetryPolicy",
     "SqliteLedgerStore",
+    "Standing",
     "SyncClock",
     "SyncReferenceController",
     "SyncTool",
@@ -118,8 +129,10 @@ __all__ = [
     "key_digest",
     "operation_key",
     "parse_retry_after",
+    "readmit",
     "redact",
     "reference",
     "reference_sync",
+    "standing",
     "sync_http_tool",
 ]

@@ -5,6 +5,12 @@ tool (an SDK's `max_retries`, an httpx transport) all charge the same
 `TaskBudget`, so layered retries add up to the task's limit instead of
 multiplying (3 x 3 x 3 = 27 becomes 5).
 
+Attempts are counted per task, per tool within the task and per operation
+(one logical call: every invocation of it, re-plans included, and every layer
+under it). The operation is a name the controller chooses (see
+`controller.memory.operation_of`); callers that pass none are counted per
+task and tool only.
+
 Each request is paid exactly once: the controller charges before an attempt
 and opens an attempt scope holding one prepaid credit; a `gate` approval adds
 one more; the HTTP layer (`controller.httpx_layer`) spends a credit when there
@@ -49,6 +55,8 @@ class BudgetState:
     max_tool_attempts: int
     deadline: float
     """Absolute, on the clock's `now()` timeline."""
+    operation_attempts: int = 0
+    """Attempts of the call's operation so far: every invocation and layer (0 if unknown)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,6 +91,7 @@ class TaskBudget:
         self._started_at: float | None = None
         self._task_attempts = 0
         self._tool_attempts: dict[str, int] = {}
+        self._operation_attempts: dict[tuple[str, str], int] = {}
         self._not_before: dict[str, float] = {}
         self._lock = threading.Lock()
 
@@ -98,8 +107,8 @@ class TaskBudget:
         with self._lock:
             return self._task_attempts
 
-    def state(self, tool: str) -> BudgetState:
-        """Return a snapshot for `tool`."""
+    def state(self, tool: str, operation: str | None = None) -> BudgetState:
+        """Return a snapshot for `tool` (and its `operation`, when given)."""
         with self._lock:
             return BudgetState(
                 task_attempts=self._task_attempts,
@@ -107,7 +116,13 @@ class TaskBudget:
                 max_task_attempts=self._policy.max_attempts_per_task,
                 max_tool_attempts=self._policy.max_attempts_per_tool,
                 deadline=self._deadline_locked(self._clock.now()),
+                operation_attempts=self._operation_locked(tool, operation),
             )
+
+    def operation_attempts(self, tool: str, operation: str) -> int:
+        """Attempts charged so far to `operation` of `tool` (every invocation, every layer)."""
+        with self._lock:
+            return self._operation_locked(tool, operation)
 
     def hold(self, tool: str, until: float) -> None:
         """Remember that `tool` asked this task not to call again before `until` (Retry-After)."""
@@ -119,24 +134,35 @@ class TaskBudget:
         with self._lock:
             return self._not_before.get(tool)
 
-    def check(self, tool: str) -> BudgetRefusal | None:
+    def check(self, tool: str, operation: str | None = None) -> BudgetRefusal | None:
         """Return why an attempt on `tool` would be refused now, without charging anything."""
         with self._lock:
-            return self._refusal_locked(tool, self._clock.now())
+            return self._refusal_locked(tool, operation, self._clock.now())
 
-    def charge(self, tool: str) -> BudgetRefusal | None:
-        """Charge one attempt on `tool`; return why not (and charge nothing) if over budget."""
+    def charge(self, tool: str, operation: str | None = None) -> BudgetRefusal | None:
+        """Charge one attempt on `tool` (and `operation`); return why not if over budget.
+
+        A refused attempt charges nothing.
+        """
         with self._lock:
             now = self._clock.now()
-            refusal = self._refusal_locked(tool, now)
+            refusal = self._refusal_locked(tool, operation, now)
             if refusal is None:
                 if self._started_at is None:
                     self._started_at = now
                 self._task_attempts += 1
                 self._tool_attempts[tool] = self._tool_attempts.get(tool, 0) + 1
+                if operation is not None:
+                    where = (tool, operation)
+                    self._operation_attempts[where] = self._operation_attempts.get(where, 0) + 1
             return refusal
 
-    def _refusal_locked(self, tool: str, now: float) -> BudgetRefusal | None:
+    def _operation_locked(self, tool: str, operation: str | None) -> int:
+        if operation is None:
+            return 0
+        return self._operation_attempts.get((tool, operation), 0)
+
+    def _refusal_locked(self, tool: str, operation: str | None, now: float) -> BudgetRefusal | None:
         deadline = self._deadline_locked(now)
         used = self._tool_attempts.get(tool, 0)
         if now >= deadline:
@@ -160,9 +186,18 @@ class TaskBudget:
                     f"attempts on {tool!r}"
                 ),
             )
+        per_call = self._operation_locked(tool, operation)
+        if per_call >= self._policy.max_attempts_per_call:
+            return BudgetRefusal(
+                verdict=Verdict.BUDGET_EXHAUSTED,
+                message=(
+                    f"call budget spent: {per_call} of {self._policy.max_attempts_per_call} "
+                    f"attempts on this operation of {tool!r}"
+                ),
+            )
         return None
 
-    def gate(self, tool: str) -> Gate:
+    def gate(self, tool: str, operation: str | None = None) -> Gate:
         """Return a plain `gate(attempt_number, error) -> bool` charging this budget for `tool`.
 
         Any lower retry layer may call it before each of its own extra attempts
@@ -173,7 +208,7 @@ class TaskBudget:
             # Only the budget decides here; the controller's own gate adds the
             # failure-kind and idempotency checks.
             del attempt_number, error
-            if self.charge(tool) is not None:
+            if self.charge(tool, operation) is not None:
                 return False
             add_prepaid_credit(self, tool)
             return True
@@ -181,9 +216,9 @@ class TaskBudget:
         return gate
 
     @contextlib.contextmanager
-    def paid_attempt(self, tool: str) -> Iterator[None]:
+    def paid_attempt(self, tool: str, operation: str | None = None) -> Iterator[None]:
         """Mark the code inside as one attempt already charged (one prepaid request)."""
-        token = _SCOPE.set(_AttemptScope(budget=self, tool=tool, credits=1))
+        token = _SCOPE.set(_AttemptScope(budget=self, tool=tool, operation=operation, credits=1))
         try:
             yield
         finally:
@@ -232,6 +267,7 @@ class BudgetBook:
 class _AttemptScope:
     budget: TaskBudget
     tool: str
+    operation: str | None
     credits: int
 
 
@@ -262,4 +298,4 @@ def charge_current_request(
     if scope.credits > 0:
         scope.credits -= 1
         return None
-    return scope.budget.charge(scope.tool)
+    return scope.budget.charge(scope.tool, scope.operation)

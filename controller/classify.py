@@ -7,6 +7,7 @@ httpx.HTTPError
 ├── httpx.HTTPStatusError
 │   ├── 408, 429, 502, 503, 504 ........ TRANSIENT
 │   ├── 400, 422 ...................... ARGUMENT (structured body parsed if JSON)
+│   ├── 409 IDEMPOTENCY_IN_FLIGHT ..... TRANSIENT (the first request is still running)
 │   ├── 401, 403, 404, 409, 410 ....... PERMANENT
 │   └── anything else (500, ...) ...... UNKNOWN
 └── httpx.TransportError
@@ -53,6 +54,10 @@ _SENT_OUTCOME_UNKNOWN = (
     httpx.RemoteProtocolError,
 )
 _FIRST_SERVER_ERROR = 500
+# A 409 with this code answers a repeat of a request that is still being
+# processed under the same Idempotency-Key: ask again later, it is not final.
+_CONFLICT = 409
+_IN_FLIGHT = "IDEMPOTENCY_IN_FLIGHT"
 _MAX_MESSAGE = 200
 
 
@@ -69,6 +74,8 @@ class Failure:
     """Seconds the server asked to wait (already measured against the clock's wall time)."""
     may_have_committed: bool = True
     """The attempt may have taken effect on the server (anything but a definite rejection)."""
+    reached: bool = True
+    """The request may have reached the server (False only for a failure to connect)."""
     code: str | None = None
     field: str | None = None
     allowed: Any = None
@@ -131,6 +138,7 @@ class Classifier:
                 message=_describe(error),
                 exception_type=type(error).__name__,
                 may_have_committed=False,
+                reached=False,
             )
         if isinstance(error, _SENT_OUTCOME_UNKNOWN):
             return Failure(
@@ -159,7 +167,7 @@ def _classify_status(error: httpx.HTTPStatusError, *, wall: float) -> Failure:
         "retry_after_s": _retry_after(error, wall=wall),
         "may_have_committed": status not in _NOT_COMMITTED_STATUS and status >= _FIRST_SERVER_ERROR,
     }
-    if status in _TRANSIENT_STATUS:
+    if status in _TRANSIENT_STATUS or (status == _CONFLICT and body.get("code") == _IN_FLIGHT):
         return Failure(kind=FailureKind.TRANSIENT, **common)
     if status in _ARGUMENT_STATUS:
         code = body.get("code")

@@ -58,3 +58,5 @@ class CallContext:
     idempotency_key: str | None = None
     idempotency_supported: bool = False
     deadline: float | None = None
+    operation_id: str | None = None
+    """Optional: the logical operation, stable across re-plans (see `controller.memory`)."""

@@ -95,8 +95,9 @@ class _Base:
         return self._core.breakers.for_tool(tool)
 
     def forget_task(self, task_id: str) -> None:
-        """Drop a finished task's budget (long-running processes)."""
+        """Drop a finished task's budget and memory (long-running processes)."""
         self._core.budgets.forget(task_id)
+        self._core.memory.forget(task_id)
 
     def _kwargs(self, run: CallRun) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"idempotency_key": run.idempotency_key}

@@ -1,4 +1,4 @@
-"""State shared by every call of one controller: budgets, breakers, ledger, audit, metrics.
+"""State shared by every call of one controller: budgets, memory, breakers, ledger, audit, metrics.
 
 `ControllerCore` is what the async and the sync driver have in common; each
 call is walked through its steps by a `controller.engine.CallRun`.
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from controller.audit import audit_record
 from controller.breaker import BreakerRegistry, BreakerState
 from controller.budget import BudgetBook
+from controller.memory import MemoryBook
 
 if TYPE_CHECKING:
     import random
@@ -50,6 +51,7 @@ class ControllerCore:
         self.ledger = ledger
         self.metrics = metrics
         self.budgets = BudgetBook(policy=policy, clock=clock)
+        self.memory = MemoryBook()
         self.breakers = BreakerRegistry(
             clock=clock, config=breaker_config, on_transition=self._on_transition
         )

@@ -7,15 +7,25 @@ dangerous call before noticing it should not have:
    that deduplicates) never gets a second automatic attempt;
 2. the failure kind decides (ARGUMENT -> model_fix, PERMANENT -> stop,
    UNKNOWN -> stop unless one conservative retry of a read-only tool);
-3. the breaker, the attempt budgets (call, tool, task) and the deadline, the
+3. the breaker, the attempt budgets (call, task, tool) and the deadline, the
    coming wait included;
 4. only then the wait: Retry-After or capped, jittered backoff.
 
-No I/O, no clock, no randomness: the drivers pass `now` and a `jitter` draw.
+The model above the controller is one more retry layer: it may re-invoke
+the same operation (same task, same key, often the same arguments) after any
+answer. Two more pure functions cover that: `standing` says how far a final
+decision stands for later invocations (a permanent rejection, an argument
+error or an unknown side effect is not sent again automatically), and
+`readmit` makes a re-invocation after a failure wait the backoff its attempt
+number is due, counted from the end of the operation's last attempt.
+
+No I/O, no clock, no randomness: the drivers pass `now`, a `jitter` draw and
+what earlier invocations left (`Prior`).
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,7 +37,7 @@ if TYPE_CHECKING:
     from controller.classify import Failure
     from controller.policy import RetryPolicy
 
-__all__ = ["Decision", "Final", "Retry", "decide"]
+__all__ = ["Decision", "Final", "Prior", "Retry", "Standing", "decide", "readmit", "standing"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +59,25 @@ class Final:
 
 Decision = Retry | Final
 """What `decide` returns."""
+
+
+class Standing(enum.StrEnum):
+    """How far a final decision stands for later invocations of its operation."""
+
+    ARGS = "args"
+    """Re-invoking with the same arguments gets the same decision, untried."""
+    OPERATION = "operation"
+    """Re-invoking with any arguments gets the same decision, untried."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Prior:
+    """What earlier invocations of one operation in the task left (the input of `readmit`)."""
+
+    attempts: int = 0
+    """The operation's attempts so far, every invocation and every layer."""
+    failed_at: float | None = None
+    """When its last attempt ended, if that attempt failed and the operation may be sent again."""
 
 
 def decide(
@@ -81,7 +110,7 @@ def decide(
         return Final(
             verdict=Verdict.CIRCUIT_OPEN, message=f"{failure.message}; circuit breaker open"
         )
-    refusal = _over_budget(failure, attempt, budget, policy, now)
+    refusal = _over_budget(failure, max(attempt, budget.operation_attempts), budget, policy, now)
     if refusal is not None:
         return refusal
     # 4. The wait, checked against the deadline before anyone sleeps.
@@ -134,8 +163,8 @@ def _over_budget(
 ) -> Final | None:
     limits = (
         (attempt, policy.max_attempts_per_call, "call"),
-        (budget.tool_attempts, budget.max_tool_attempts, "tool"),
         (budget.task_attempts, budget.max_task_attempts, "task"),
+        (budget.tool_attempts, budget.max_tool_attempts, "tool"),
     )
     for used, allowed, scope in limits:
         if used >= allowed:
@@ -199,3 +228,55 @@ def _wait(
         delay_s=delay,
         conservative=failure.kind is FailureKind.UNKNOWN,
     )
+
+
+def standing(
+    *, verdict: Verdict, failure: Failure | None, semantics: ToolSemantics, reached: bool
+) -> Standing | None:
+    """Say how far the final `verdict` of a call stands for later invocations (None: not).
+
+    `failure` is the failure it answers (None when no attempt failed, e.g. a
+    budget refusal); `reached` says whether any attempt of the call may have
+    reached the server. An unknown outcome of an unprotected side effect
+    (`manual_check`) blocks the operation whatever the arguments; a permanent
+    rejection, an argument error, and any answer to an unprotected side effect
+    that reached the server block the same arguments.
+    """
+    if verdict is Verdict.MANUAL_CHECK:
+        return Standing.OPERATION
+    if verdict is Verdict.OK:
+        return None
+    if failure is not None and failure.kind in {FailureKind.ARGUMENT, FailureKind.PERMANENT}:
+        return Standing.ARGS
+    if not semantics.repeatable and reached:
+        return Standing.ARGS
+    return None
+
+
+def readmit(
+    *, prior: Prior, budget: BudgetState, policy: RetryPolicy, now: float, jitter: float
+) -> Decision | None:
+    """Decide whether an invocation may send its first attempt now (None), must wait, or not.
+
+    After a failed attempt the operation's next attempt waits the backoff due
+    after attempt number `prior.attempts`, from `prior.failed_at`, whichever
+    layer sends it: a re-plan that re-sends at once is a zero-wait retry. A
+    wait that would cross the task deadline ends the call now instead. The
+    budget's attempt limits are the caller's to check first.
+    """
+    if prior.failed_at is None or prior.attempts < 1:
+        return None
+    due = prior.failed_at + backoff_delay(policy, prior.attempts, jitter)
+    if due <= now:
+        return None
+    wait = due - now
+    left = budget.deadline - now
+    if wait >= left:
+        return Final(
+            verdict=Verdict.DEADLINE_EXCEEDED,
+            message=(
+                f"the backoff after attempt {prior.attempts} of this operation ends in "
+                f"{wait:.3f} s, beyond the task deadline ({left:.3f} s left)"
+            ),
+        )
+    return Retry(delay_s=wait)

@@ -1,8 +1,9 @@
 """One controlled call, step by step: the machinery both drivers share.
 
-`CallRun` walks a call through the ledger, admission (budget, Retry-After,
-breaker), outcome handling with the pure `decide`, the gate for lower layers,
-audit records and metrics. The drivers in `controller.controller` only call
+`CallRun` walks a call through the task's memory (decisions that stand for
+re-invocations), the ledger, admission (budget, the backoff a re-invocation
+is due, Retry-After, breaker), outcome handling with the pure `decide`, the
+gate for lower layers, audit records and metrics. The drivers in `controller.controller` only call
 the tool and sleep, so sync and async share every decision.
 """
 
@@ -12,14 +13,15 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from controller.audit import audit_record
 from controller.breaker import BreakerState, Permit
 from controller.budget import add_prepaid_credit
-from controller.decision import Final, Retry, decide
+from controller.call_audit import CallAudit
+from controller.decision import Final, Prior, Retry, decide, readmit, standing
 from controller.errors import BudgetExhausted, IdempotencyConflict
-from controller.idempotency import fingerprint, key_digest
+from controller.idempotency import fingerprint
 from controller.kinds import FailureKind, ToolSemantics, Verdict
 from controller.ledger import LedgerStatus
+from controller.memory import StandingDecision, operation_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -30,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CallRun", "Done"]
 
-_DIGEST_CHARS = 16
 _BREAKER_FAILURE_KINDS = frozenset({FailureKind.TRANSIENT, FailureKind.UNKNOWN})
 
 
@@ -55,15 +56,19 @@ class CallRun:
             idempotency_supported=ctx.idempotency_supported,
         )
         self.budget = core.budgets.for_task(ctx.task_id, deadline=ctx.deadline)
+        self.memory = core.memory.for_task(ctx.task_id)
         self.breaker = core.breakers.for_tool(ctx.tool)
         self.attempt = 0
         self._fingerprint = fingerprint(args)
-        self._key_digest = None if ctx.idempotency_key is None else key_digest(ctx.idempotency_key)
-        self._started = core.clock.now()
+        self.operation = operation_of(ctx, self._fingerprint)
+        self._audit = CallAudit(core, ctx, self.breaker, self._fingerprint)
         self._permit: Permit | None = None
         self._unknown_retries = 0
         self._fresh_claim = False
         self._maybe_committed = False
+        self._reached = False
+        self._last_end: float | None = None
+        self._readmitted = False
         self._gate_refused: tuple[BaseException, Failure] | None = None
 
     @property
@@ -72,7 +77,15 @@ class CallRun:
         return self._ctx.idempotency_key
 
     def open(self) -> Done | None:
-        """Consult the ledger: replay a recorded result, refuse a conflicting reuse, or proceed."""
+        """Repeat a decision that stands, replay a recorded result, refuse a conflict, or proceed.
+
+        A decision that stands (a permanent rejection or an argument error for
+        these arguments, an unknown side-effect outcome for this operation)
+        comes back without calling the tool; then the ledger is consulted.
+        """
+        stands = self.memory.standing(self.tool, self.operation, self._fingerprint)
+        if stands is not None:
+            return self._repeat(stands)
         key = self._ctx.idempotency_key
         if not (self.semantics.side_effect and key):
             return None
@@ -85,7 +98,7 @@ class CallRun:
             self._fresh_claim = True
             return None
         if entry.status is LedgerStatus.DONE:
-            self._emit_decision(Verdict.OK, result="ok", replayed=True)
+            self._audit.decision(self.attempt, Verdict.OK, result="ok", replayed=True)
             self._core.metrics.record_call(
                 task_id=self._ctx.task_id, verdict=Verdict.OK, attempts=0, replayed=True
             )
@@ -96,15 +109,26 @@ class CallRun:
         """Admit the next attempt (None), ask the driver to wait first, or refuse for good.
 
         The budget is looked at first (a spent task says budget_exhausted even
-        when the breaker is open too), then an earlier Retry-After of this task
-        for this tool (e.g. from before a re-plan) is honoured, the breaker
-        admits, and only then the budget is charged: a refused caller never
-        holds a probe slot.
+        when the breaker is open too), then an earlier Retry-After of this
+        task for this tool (e.g. from before a re-plan) and, for a
+        re-invocation after a failure, the backoff the operation's next
+        attempt is due: the longer wait wins, and one that would cross the
+        deadline ends the call. Then the breaker admits, and only then the
+        budget is charged: a refused caller never holds a probe slot.
         """
-        refusal = self.budget.check(self.tool)
+        refusal = self.budget.check(self.tool, self.operation)
         if refusal is not None:
             return self._finish(refusal.verdict, refusal.message, None)
         wait = self._retry_after_wait()
+        if isinstance(wait, Done):
+            return wait
+        if not self._readmitted:
+            self._readmitted = True
+            backoff = self._readmit()
+            if isinstance(backoff, Done):
+                return backoff
+            if backoff is not None and (wait is None or backoff.delay_s > wait.delay_s):
+                wait = backoff
         if wait is not None:
             return wait
         permit = self.breaker.admit()
@@ -114,13 +138,31 @@ class CallRun:
                 f"circuit breaker for {self.tool!r} is open: the tool was not called",
                 None,
             )
-        refusal = self.budget.charge(self.tool)
+        refusal = self.budget.charge(self.tool, self.operation)
         if refusal is not None:
             self.breaker.release(permit)
             return self._finish(refusal.verdict, refusal.message, None)
         self._permit = permit
         self.attempt += 1
         return None
+
+    def _readmit(self) -> Done | Retry | None:
+        failed_at = self.memory.failed_at(self.tool, self.operation)
+        if failed_at is None:
+            return None
+        decision = readmit(
+            prior=Prior(
+                attempts=self.budget.operation_attempts(self.tool, self.operation),
+                failed_at=failed_at,
+            ),
+            budget=self.budget.state(self.tool, self.operation),
+            policy=self._core.policy,
+            now=self._core.clock.now(),
+            jitter=self._core.jitter(),
+        )
+        if isinstance(decision, Final):
+            return self._finish(decision.verdict, decision.message, None)
+        return decision
 
     def _retry_after_wait(self) -> Done | Retry | None:
         not_before = self.budget.not_before(self.tool)
@@ -140,7 +182,7 @@ class CallRun:
     @contextlib.contextmanager
     def attempt_scope(self) -> Iterator[None]:
         """Run the tool inside: its first request is already paid for."""
-        with self.budget.paid_attempt(self.tool):
+        with self.budget.paid_attempt(self.tool, self.operation):
             yield
 
     def end_attempt(self) -> None:
@@ -153,11 +195,12 @@ class CallRun:
         """Record a successful attempt and return the tool's result unchanged."""
         if self._permit is not None:
             self.breaker.record_success(self._permit)
+        self.memory.succeeded(self.tool, self.operation)
         key = self._ctx.idempotency_key
         if self.semantics.side_effect and key:
             self._core.ledger.complete(key, self._fingerprint, result, at=self._core.clock.wall())
-        self._emit_attempt(failure=None, decision="ok", backoff_s=None, result="ok")
-        self._emit_decision(Verdict.OK, result="ok")
+        self._audit.attempt(self.attempt, failure=None, decision="ok", backoff_s=None, result="ok")
+        self._audit.decision(self.attempt, Verdict.OK, result="ok")
         self._core.metrics.record_call(
             task_id=self._ctx.task_id, verdict=Verdict.OK, attempts=self.attempt
         )
@@ -165,11 +208,13 @@ class CallRun:
 
     def on_failure(self, error: BaseException) -> Retry | Done:
         """Classify a failed attempt and decide: wait and retry, or the final answer."""
+        self._last_end = self._core.clock.now()
         if isinstance(error, BudgetExhausted):
             # The HTTP layer refused a lower-layer retry: the budget decided.
-            self._maybe_committed = True
+            self._maybe_committed = self._reached = True
             verdict = Verdict(error.verdict)
-            self._emit_attempt(
+            self._audit.attempt(
+                self.attempt,
                 failure=None,
                 decision=verdict.value,
                 backoff_s=None,
@@ -189,12 +234,20 @@ class CallRun:
         if isinstance(decision, Retry):
             if decision.conservative:
                 self._unknown_retries += 1
-            self._emit_attempt(
-                failure=failure, decision="retry", backoff_s=decision.delay_s, result="error"
+            self._audit.attempt(
+                self.attempt,
+                failure=failure,
+                decision="retry",
+                backoff_s=decision.delay_s,
+                result="error",
             )
             return decision
-        self._emit_attempt(
-            failure=failure, decision=decision.verdict.value, backoff_s=None, result="error"
+        self._audit.attempt(
+            self.attempt,
+            failure=failure,
+            decision=decision.verdict.value,
+            backoff_s=None,
+            result="error",
         )
         return self._finish(decision.verdict, decision.message, failure)
 
@@ -207,11 +260,12 @@ class CallRun:
         if error is None:
             # A retry without an exception: nothing to classify, so only the
             # conservative checks apply and the last request may have landed.
-            self._maybe_committed = True
+            self._maybe_committed = self._reached = True
+            used = self.budget.operation_attempts(self.tool, self.operation)
             if (
                 not self.semantics.repeatable
                 or self.breaker.state is BreakerState.OPEN
-                or self.attempt >= self._core.policy.max_attempts_per_call
+                or used >= self._core.policy.max_attempts_per_call
             ):
                 return False
             failure = None
@@ -227,13 +281,14 @@ class CallRun:
             # The service named a time; a layer that may not wait for it must
             # leave the retry to the controller, which will.
             return False
-        if self.budget.charge(self.tool) is not None:
+        if self.budget.charge(self.tool, self.operation) is not None:
             return False
         self._gate_refused = None
         add_prepaid_credit(self.budget, self.tool)
         if failure is not None and failure.kind is FailureKind.UNKNOWN:
             self._unknown_retries += 1
-        self._emit_attempt(
+        self._audit.attempt(
+            self.attempt,
             failure=failure,
             decision="retry",
             backoff_s=None,
@@ -250,6 +305,8 @@ class CallRun:
         )
         if failure.may_have_committed:
             self._maybe_committed = True
+        if failure.reached:
+            self._reached = True
         if failure.retry_after_s is not None:
             self.budget.hold(self.tool, self._core.clock.now() + failure.retry_after_s)
         if self._permit is not None:
@@ -265,7 +322,7 @@ class CallRun:
             failure=failure,
             semantics=self.semantics,
             attempt=self.attempt,
-            budget=self.budget.state(self.tool),
+            budget=self.budget.state(self.tool, self.operation),
             policy=self._core.policy,
             now=self._core.clock.now(),
             jitter=jitter,
@@ -298,71 +355,43 @@ class CallRun:
             )
         if conflict:
             payload["conflict"] = True
-        self._emit_decision(verdict, result="error", failure=failure, error=message)
+        kind = None if failure is None else failure.kind.value
+        self._remember(verdict, failure, payload)
+        self._audit.decision(
+            self.attempt, verdict, result="error", failure_kind=kind, error=message
+        )
         self._core.metrics.record_call(
             task_id=self._ctx.task_id, verdict=verdict, attempts=self.attempt
         )
         return Done(value=payload)
 
-    def _common(self) -> dict[str, Any]:
-        now = self._core.clock.now()
-        return {
-            "task_id": self._ctx.task_id,
-            "tool": self.tool,
-            "call_id": self._ctx.call_id,
-            "elapsed_s": now - self._started,
-            "idempotency_key_digest": self._key_digest,
-            "breaker_state": self.breaker.state.value,
-            "at": now,
-            "args_digest": self._fingerprint[:_DIGEST_CHARS],
-            "side_effect": self.semantics.side_effect,
-        }
-
-    def _emit_attempt(
-        self,
-        *,
-        failure: Failure | None,
-        decision: str,
-        backoff_s: float | None,
-        result: str,
-        layer: str = "controller",
-        layer_attempt: int | None = None,
-        error: str | None = None,
-    ) -> None:
-        record = audit_record(
-            "attempt",
-            attempt=self.attempt,
-            failure_kind=None if failure is None else failure.kind.value,
-            decision=decision,
-            backoff_s=backoff_s,
-            result=result,
-            error=error if failure is None else failure.message,
-            status=None if failure is None else failure.status,
-            layer=layer,
-            **self._common(),
+    def _remember(self, verdict: Verdict, failure: Failure | None, payload: dict[str, Any]) -> None:
+        """Leave what later invocations of the operation need: a standing decision or a wait."""
+        scope = standing(
+            verdict=verdict, failure=failure, semantics=self.semantics, reached=self._reached
         )
-        if layer_attempt is not None:
-            record["layer_attempt"] = layer_attempt
-        self._core.emit(record)
+        if scope is not None:
+            decision = StandingDecision(
+                verdict=verdict,
+                payload=dict(payload),
+                failure_kind=None if failure is None else failure.kind.value,
+            )
+            self.memory.remember(self.tool, self.operation, self._fingerprint, scope, decision)
+        elif self._last_end is not None:
+            self.memory.failed(self.tool, self.operation, at=self._last_end)
 
-    def _emit_decision(
-        self,
-        verdict: Verdict,
-        *,
-        result: str,
-        failure: Failure | None = None,
-        error: str | None = None,
-        replayed: bool = False,
-    ) -> None:
-        record = audit_record(
-            "decision",
-            attempt=self.attempt,
-            failure_kind=None if failure is None else failure.kind.value,
-            decision=verdict.value,
-            result=result,
-            error=error,
-            **self._common(),
+    def _repeat(self, stands: StandingDecision) -> Done:
+        """Return a standing decision again, untried, with a decision record."""
+        payload = {**stands.payload, "attempts": 0, "repeated": True}
+        self._audit.decision(
+            self.attempt,
+            stands.verdict,
+            result="error",
+            failure_kind=stands.failure_kind,
+            error=str(payload.get("error")),
+            repeated=True,
         )
-        if replayed:
-            record["replayed"] = True
-        self._core.emit(record)
+        self._core.metrics.record_call(
+            task_id=self._ctx.task_id, verdict=stands.verdict, attempts=0
+        )
+        return Done(value=payload)

@@ -31,7 +31,7 @@ class ConfigurationError(ControllerError, ValueError):
     """A setting is outside its allowed range; the message names field, value and range."""
 
 
-class IdempotencyConflict(ControllerError):  # noqa: N818 - the name is part of the contract
+class IdempotencyConflict(ControllerError):
     """One idempotency key was reused for a request with a different fingerprint.
 
     Replaying the recorded result would answer a different request, and sending
@@ -55,7 +55,7 @@ class LedgerError(ControllerError):
     """The idempotency ledger could not record a result (e.g. it is not JSON)."""
 
 
-class BudgetExhausted(ControllerError):  # noqa: N818 - reads as the decision it carries
+class BudgetExhausted(ControllerError):
     """An HTTP-layer request was refused because the task budget cannot pay for it.
 
     `verdict` is "budget_exhausted" or "deadline_exceeded"; a controller that

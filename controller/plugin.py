@@ -21,15 +21,18 @@ __all__ = ["EnvSyncClock", "policy_from_contract", "reference", "reference_sync"
 def policy_from_contract(contract: Any) -> RetryPolicy:
     """Build the policy from the scenario's contract (`env.contract`).
 
-    The contract's per-call limit bounds both one call and one tool within a
-    task (a logical call may be re-planned into several controlled calls).
+    The contract's per-call limit bounds one logical operation of a task: the
+    controller counts it across every re-plan and layer (the operation is
+    named by its idempotency key, else `ctx.operation_id`, else the
+    arguments). The contract sets no separate per-tool limit, so a task that
+    calls one tool in several operations is capped by the task total only.
     """
-    per_call = int(contract.max_attempts_per_call)
+    per_task = int(contract.max_attempts_per_task)
     base = float(contract.base_delay_s)
     return RetryPolicy(
-        max_attempts_per_task=int(contract.max_attempts_per_task),
-        max_attempts_per_tool=per_call,
-        max_attempts_per_call=per_call,
+        max_attempts_per_task=per_task,
+        max_attempts_per_tool=per_task,
+        max_attempts_per_call=int(contract.max_attempts_per_call),
         max_elapsed_s=float(contract.deadline_s),
         base_delay_s=base,
         max_delay_s=max(base, float(contract.max_delay_s)),

@@ -20,7 +20,8 @@ class RetryPolicy:
     """Limits, backoff and Retry-After handling (defaults are the article's numbers).
 
     The three attempt limits are checked together: a task (every layer and every
-    re-plan of it), a tool within a task, and one controlled call.
+    re-plan of it), a tool within a task, and one logical call (operation) of a
+    task, across its re-invocations.
     """
 
     max_attempts_per_task: int = 5
@@ -28,7 +29,7 @@ class RetryPolicy:
     max_attempts_per_tool: int = 3
     """Attempts one task may make against one tool."""
     max_attempts_per_call: int = 3
-    """Attempts one controlled call may make (retries included)."""
+    """Attempts one operation of a task may make: retries, re-plans and lower layers included."""
     max_elapsed_s: float = 8.0
     """Seconds from the task's first attempt to its deadline, unless the caller sets one."""
     base_delay_s: float = 0.4

@@ -7,6 +7,10 @@ carries the same arguments (``args`` digest): not from the controller, not
 from an SDK layer, not from a model re-plan. A request with different
 arguments is a new question and is fine. One violation per op and arguments,
 at the first resend. Applies to every scenario.
+
+Not permanent: a 409 whose ``code`` is ``IDEMPOTENCY_IN_FLIGHT``, the
+service's answer to a repeat that arrived while the first request with the
+same Idempotency-Key was still being processed ("retry later"): it is ignored.
 """
 
 from __future__ import annotations
@@ -22,11 +26,22 @@ if TYPE_CHECKING:
     from harness.world.spec import Scenario
     from harness.world.trace import TraceEvent
 
-__all__ = ["INVARIANT", "PERMANENT_STATUSES", "NoRetryOnPermanent"]
+__all__ = ["INVARIANT", "IN_FLIGHT_CODE", "PERMANENT_STATUSES", "NoRetryOnPermanent"]
 
 ID = "no_retry_on_permanent"
 PERMANENT_STATUSES = frozenset({401, 403, 404, 409, 410})
 """Statuses that say the same request will never succeed."""
+CONFLICT = 409
+IN_FLIGHT_CODE = "IDEMPOTENCY_IN_FLIGHT"
+"""The ``code`` of a 409 that means "the first request is still running": not permanent."""
+
+
+def _is_permanent(response: TraceEvent) -> bool:
+    """Return whether a ``response`` is a permanent rejection (see the module docstring)."""
+    data = response.data
+    if data.get("outcome") != "status" or data.get("status") not in PERMANENT_STATUSES:
+        return False
+    return not (data.get("status") == CONFLICT and data.get("code") == IN_FLIGHT_CODE)
 
 
 class NoRetryOnPermanent:
@@ -35,8 +50,8 @@ class NoRetryOnPermanent:
     __slots__ = ()
     id = ID
     summary = (
-        "after a 401, 403, 404, 409 or 410 the same operation is not sent again with the same "
-        "arguments, by any layer"
+        "after a 401, 403, 404, 409 (not IDEMPOTENCY_IN_FLIGHT) or 410 the same operation is not "
+        "sent again with the same arguments, by any layer"
     )
 
     def applies(self, scenario: Scenario) -> bool:
@@ -53,10 +68,7 @@ class NoRetryOnPermanent:
         violations: list[Violation] = []
         for event in events:
             if event.kind == "response":
-                if (
-                    event.data.get("outcome") != "status"
-                    or event.data.get("status") not in PERMANENT_STATUSES
-                ):
+                if not _is_permanent(event):
                     continue
                 answered = index.by_response.get(event.seq)
                 if answered is not None:

@@ -12,16 +12,18 @@ is *recoverable* when all of these hold:
 - the call's tool has no rate limit and every fault rule of it has an
   ``attempts`` filter, probability 1.0 and no window (so the plan is a
   deterministic function of the attempt number);
-- with ``m`` the op's requests that reached the server before the call (the
-  server-side attempt numbers rules match are counted by the service, which
-  never sees a connect failure), ``k`` is the smallest attempt number above
-  ``m`` that no rule matches, and the rules deciding attempts ``m+1 .. k-1``
-  are all transient (status 408, 429, 502, 503 or 504, or a read timeout). A
-  connect fault deciding one of them makes the call unrecoverable: the
-  attempt never reaches the server, so the next one has the same number and
-  meets the same rule;
+- with ``m`` the op's requests before the call, reached or not (a rule's
+  ``attempts`` match the op's attempt number counting every attempt, those
+  that never reached the server included: see ``harness.world.spec``),
+  ``k`` is the smallest attempt number above ``m`` that no rule matches, and
+  the rules deciding attempts ``m+1 .. k-1`` are all transient (status 408,
+  429, 502, 503 or 504, a read timeout, or a connect fault: a connect fault
+  on attempts ``m+1 .. k-1`` clears at attempt ``k``, and retrying after it
+  is always safe since the request never reached the server);
 - retrying is safe: the tool is read-only, or its service deduplicates and
-  the agent gave a key (``call_start.data.key``);
+  the agent gave a key (``call_start.data.key``). A side effect without that
+  guarantee is not demanded even when only connect faults come first: the
+  seed forbids retrying it automatically at all;
 - the attempts fit the budget: ``k <= max_attempts_per_call``; the task's
   requests before the call plus ``k - m`` stay within
   ``max_attempts_per_task``; and the task's requests to the same tool before
@@ -50,7 +52,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.invariants.base import EPS, Violation, fmt_t, violation_at
-from harness.invariants.faults import CONNECT_FAULTS, is_transient
+from harness.invariants.faults import is_transient
 from harness.invariants.index import OK_OUTCOMES, index_of, tools_of
 from harness.world.spec import FaultType, ModelPolicy
 
@@ -124,14 +126,13 @@ class _Counts:
     """Requests seen so far, by op, task and task-and-tool."""
 
     by_op: dict[str | None, int]
-    """Requests that reached the server (the service's attempt numbers)."""
+    """Every request of the op, reached or not (the attempt numbers fault plans match)."""
     by_task: dict[str | None, int]
     by_task_tool: dict[tuple[str | None, str | None], int]
 
     def add(self, request: TraceEvent) -> None:
         """Count one request."""
-        if request.data.get("reached", True):
-            self.by_op[request.op] = self.by_op.get(request.op, 0) + 1
+        self.by_op[request.op] = self.by_op.get(request.op, 0) + 1
         self.by_task[request.task] = self.by_task.get(request.task, 0) + 1
         where = (request.task, request.tool)
         self.by_task_tool[where] = self.by_task_tool.get(where, 0) + 1
@@ -150,11 +151,7 @@ def _demand(
     failures: list[FaultRule] = []
     k = m + 1
     while (rule := _deciding(tool.faults, k)) is not None:
-        if (
-            k >= contract.max_attempts_per_call
-            or rule.fault in CONNECT_FAULTS
-            or not is_transient(rule)
-        ):
+        if k >= contract.max_attempts_per_call or not is_transient(rule):
             return None
         failures.append(rule)
         k += 1

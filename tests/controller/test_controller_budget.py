@@ -43,6 +43,26 @@ def test_tool_budget_is_per_tool_within_the_task(clock):
     assert budget.charge("b") is None
 
 
+def test_call_budget_is_per_operation_within_the_task(clock):
+    """At most max_attempts_per_call attempts per operation; other operations of the tool go on."""
+    policy = RetryPolicy(max_attempts_per_tool=5)
+    budget = TaskBudget(task_id="t", policy=policy, clock=clock)
+    assert [budget.charge("a", "op-1") for _ in range(3)] == [None] * 3
+    refusal = budget.charge("a", "op-1")
+    assert refusal is not None
+    assert (refusal.verdict.value, refusal.message) == (
+        "budget_exhausted",
+        "call budget spent: 3 of 3 attempts on this operation of 'a'",
+    )
+    assert budget.charge("a", "op-2") is None
+    assert (budget.operation_attempts("a", "op-1"), budget.operation_attempts("a", "op-2")) == (
+        3,
+        1,
+    )
+    assert budget.state("a", "op-1").operation_attempts == 3
+    assert budget.state("a").operation_attempts == 0
+
+
 def test_deadline_runs_from_the_first_attempt(clock):
     """Without an explicit deadline the task has max_elapsed_s from its first attempt."""
     budget = TaskBudget(task_id="t", policy=RetryPolicy(), clock=clock)
@@ -91,12 +111,13 @@ def test_budget_is_thread_safe(clock):
 
 
 def test_budget_is_safe_for_many_coroutines(clock):
-    """100 concurrent calls of one task reach the tool at most 5 times in total."""
+    """100 concurrent calls (100 operations) of one task reach the tool at most 5 times in total."""
     tool = ScriptedTool(script=[status_error(503)] * 1000)
     ctl = ReferenceController(clock=clock, rng=random.Random(0), policy=LAYERED)
 
     async def main():
-        return await asyncio.gather(*(ctl.call(tool, {}, ctx(call_id=f"c{i}")) for i in range(100)))
+        calls = (ctl.call(tool, {"i": i}, ctx(call_id=f"c{i}")) for i in range(100))
+        return await asyncio.gather(*calls)
 
     results = asyncio.run(main())
     assert len(tool.calls) == 5
@@ -166,32 +187,51 @@ def test_three_naive_layers_make_27_requests():
 
 
 def test_shared_budget_holds_across_three_nested_layers():
-    """Model re-plans x controller x SDK retries through the gate: at most 5 requests."""
+    """Model re-plans x controller x SDK retries of one operation: at most 3 requests, not 27."""
     clock, server, sink = FakeClock(), Server(), MemoryAuditSink()
     ctl = ReferenceController(clock=clock, rng=random.Random(3), policy=LAYERED, audit_sinks=[sink])
     results = asyncio.run(model_loop(ctl, sdk_tool(server, clock)))
-    assert server.requests == 5
+    assert server.requests == 3
     attempts = [r for r in sink.records if r["event"] == "attempt"]
     assert [(r["call_id"], r["attempt"], r["layer"]) for r in attempts] == [
         ("call-0", 1, "gate"),
         ("call-0", 2, "gate"),
         ("call-0", 3, "controller"),
-        ("call-1", 1, "gate"),
-        ("call-1", 2, "controller"),
     ]
-    assert ctl.budget_for("task-27").attempts == 5
-    assert results[-1]["decision"] == "budget_exhausted"
-    assert results[-1]["attempts"] == 0
+    assert ctl.budget_for("task-27").attempts == 3
+    assert [(r["decision"], r["attempts"]) for r in results] == [("budget_exhausted", 3)] + [
+        ("budget_exhausted", 0)
+    ] * 2
+    assert (
+        results[-1]["error"] == "call budget spent: 3 of 3 attempts on this operation of 'search'"
+    )
+
+
+def test_task_budget_caps_layers_across_operations():
+    """Three operations of one task, each with SDK retries under the gate: 5 requests in all."""
+    clock, server = FakeClock(), Server()
+    ctl = ReferenceController(clock=clock, rng=random.Random(3), policy=LAYERED)
+    tool = sdk_tool(server, clock)
+
+    async def main():
+        return [
+            await ctl.call(tool, {"q": n}, ctx(task_id="t", call_id=f"c{n}", deadline=8.0))
+            for n in range(3)
+        ]
+
+    results = asyncio.run(main())
+    assert server.requests == 5
+    assert [r["attempts"] for r in results] == [3, 2, 0]
     assert results[-1]["error"] == "task budget spent: 5 of 5 attempts"
 
 
 def test_replans_after_the_budget_is_spent_make_no_attempt(clock):
-    """Once the task budget is spent, a re-planned call returns budget_exhausted untried."""
+    """Once the operation's budget is spent, a re-planned call returns budget_exhausted untried."""
     tool = ScriptedTool(script=[status_error(503)] * 20)
     ctl = ReferenceController(clock=clock, rng=random.Random(0), policy=LAYERED)
     results = asyncio.run(model_loop(ctl, tool, replans=4))
-    assert len(tool.calls) == 5
-    assert [r["attempts"] for r in results] == [3, 2, 0, 0]
+    assert len(tool.calls) == 3
+    assert [r["attempts"] for r in results] == [3, 0, 0, 0]
 
 
 def test_gate_refuses_unprotected_side_effects(clock):
@@ -281,9 +321,12 @@ def test_budget_transport_caps_a_retry_layer_nobody_announced(clock):
             return await model_loop(ctl, tool)
 
     results = asyncio.run(main())
-    assert len(reached) == 5
+    assert len(reached) == 3
     assert results[0]["decision"] == "budget_exhausted"
-    assert results[0]["error"].startswith("request refused by the HTTP layer: task budget spent")
+    assert results[0]["error"] == (
+        "request refused by the HTTP layer: call budget spent: 3 of 3 attempts "
+        "on this operation of 'search'"
+    )
 
 
 def test_budget_transport_outside_a_call_charges_its_fixed_budget(clock):

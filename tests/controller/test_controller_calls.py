@@ -311,12 +311,12 @@ def test_sync_facade_shares_the_core(sync_clock):
 
 
 def test_replan_waits_out_an_earlier_retry_after(clock):
-    """A re-planned call honours the Retry-After the previous call of the task received."""
+    """A later call of the task to the same tool honours the Retry-After an earlier call got."""
     ctl = controller(clock, policy=RetryPolicy(max_attempts_per_call=1))
     first = ScriptedTool(script=[status_error(429, headers={"Retry-After": "3"})])
     assert call(ctl, first)["decision"] == "budget_exhausted"
     second = ScriptedTool(result="ok")
-    assert call(ctl, second, call_id="call-2") == "ok"
+    assert call(ctl, second, {"q": "other"}, call_id="call-2") == "ok"
     assert clock.sleeps == [3.0]
 
 

@@ -169,3 +169,34 @@ def test_registered_predicate_and_newest_registration_wins():
         classifier.classify(RuntimeError("quota"), READ, wall=WALL_EPOCH).kind
         is FailureKind.PERMANENT
     )
+
+
+def test_in_flight_409_is_transient():
+    """409 IDEMPOTENCY_IN_FLIGHT (the first request still runs) is transient, not permanent."""
+    body = {"error": {"code": "IDEMPOTENCY_IN_FLIGHT", "message": "in flight"}}
+    failure = classify(status_error(409, json=body))
+    assert (failure.kind, failure.status, failure.message) == (
+        FailureKind.TRANSIENT,
+        409,
+        "HTTP 409: in flight",
+    )
+
+
+def test_other_409_codes_stay_permanent():
+    """A 409 with any other code is a business conflict: permanent."""
+    failure = classify(status_error(409, json={"error": {"code": "ALREADY_REFUNDED"}}))
+    assert failure.kind is FailureKind.PERMANENT
+
+
+def test_only_connect_failures_never_reached_the_server():
+    """`reached` is False for connect errors and timeouts, True for anything sent."""
+    reached = [
+        classify(error).reached
+        for error in (
+            transport_error(httpx.ConnectError),
+            transport_error(httpx.ConnectTimeout),
+            transport_error(httpx.ReadTimeout),
+            status_error(503),
+        )
+    ]
+    assert reached == [False, False, True, True]

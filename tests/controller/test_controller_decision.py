@@ -13,6 +13,7 @@ from controller import (
     Verdict,
     decide,
 )
+from controller.decision import Prior, Standing, readmit, standing
 
 READ = ToolSemantics(side_effect=False)
 SAFE_WRITE = ToolSemantics(side_effect=True, idempotency_key="k", idempotency_supported=True)
@@ -264,3 +265,80 @@ def test_a_retry_never_sleeps_past_the_deadline(f, now, jitter, attempt):
         assert now + decision.delay_s < 8.0
         if f.retry_after_s is not None:
             assert decision.delay_s >= f.retry_after_s
+
+
+def test_operation_attempts_count_toward_the_call_limit():
+    """The call limit counts the operation's attempts across invocations, not just this call's."""
+    state = BudgetState(
+        task_attempts=3,
+        tool_attempts=3,
+        max_task_attempts=5,
+        max_tool_attempts=5,
+        deadline=8.0,
+        operation_attempts=3,
+    )
+    assert run(failure(), attempt=1, state=state) == Final(
+        verdict=Verdict.BUDGET_EXHAUSTED, message="boom; call budget spent: 3 of 3 attempts"
+    )
+
+
+@pytest.mark.parametrize(
+    ("verdict", "f", "semantics", "reached", "expected"),
+    [
+        (Verdict.STOP, failure(FailureKind.PERMANENT), READ, True, Standing.ARGS),
+        (Verdict.MODEL_FIX, failure(FailureKind.ARGUMENT), SAFE_WRITE, True, Standing.ARGS),
+        (
+            Verdict.MANUAL_CHECK,
+            failure(FailureKind.UNKNOWN),
+            KEYLESS_WRITE,
+            True,
+            Standing.OPERATION,
+        ),
+        (Verdict.STOP, failure(), KEYLESS_WRITE, True, Standing.ARGS),
+        (Verdict.STOP, failure(reached=False), KEYLESS_WRITE, False, None),
+        (Verdict.STOP, failure(FailureKind.UNKNOWN), SAFE_WRITE, True, None),
+        (Verdict.BUDGET_EXHAUSTED, failure(), READ, True, None),
+        (Verdict.BUDGET_EXHAUSTED, None, KEYLESS_WRITE, False, None),
+        (Verdict.OK, None, KEYLESS_WRITE, True, None),
+    ],
+)
+def test_standing(verdict, f, semantics, reached, expected):
+    """Which final decisions stand for re-invocations, and for what (arguments or operation)."""
+    assert standing(verdict=verdict, failure=f, semantics=semantics, reached=reached) is expected
+
+
+def readmit_at(now, *, attempts=1, failed_at=0.0, deadline=8.0, jitter=0.0):
+    """Readmit with the default policy."""
+    return readmit(
+        prior=Prior(attempts=attempts, failed_at=failed_at),
+        budget=budget(deadline=deadline),
+        policy=POLICY,
+        now=now,
+        jitter=jitter,
+    )
+
+
+def test_readmit_without_a_failure_admits_at_once():
+    """A first invocation, or one after a success, is not delayed."""
+    assert readmit_at(0.0, failed_at=None) is None
+    assert readmit_at(0.0, attempts=0) is None
+
+
+def test_readmit_waits_the_rest_of_the_backoff_due():
+    """The wait is the backoff after attempt `attempts`, from the end of that attempt."""
+    assert readmit_at(0.1) == Retry(delay_s=pytest.approx(0.3))
+    assert readmit_at(1.0, attempts=3, failed_at=1.0, jitter=1.0) == Retry(
+        delay_s=pytest.approx(1.92)
+    )
+    assert readmit_at(0.5) is None
+
+
+def test_readmit_gives_up_when_the_wait_crosses_the_deadline():
+    """A wait reaching the deadline ends the call with deadline_exceeded."""
+    assert readmit_at(7.7, failed_at=7.7) == Final(
+        verdict=Verdict.DEADLINE_EXCEEDED,
+        message=(
+            "the backoff after attempt 1 of this operation ends in 0.400 s, "
+            "beyond the task deadline (0.300 s left)"
+        ),
+    )

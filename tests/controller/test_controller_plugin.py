@@ -44,9 +44,9 @@ def make_ctx(**overrides):
 
 
 def test_policy_comes_from_the_contract():
-    """The scenario's contract sets the attempt limits, the deadline and the delays."""
+    """The contract sets the limits (per task, per operation; no separate per-tool cap)."""
     policy = policy_from_contract(make_env(max_attempts_per_task=7, base_delay_s=0.1).contract)
-    assert (policy.max_attempts_per_task, policy.max_attempts_per_tool) == (7, 3)
+    assert (policy.max_attempts_per_task, policy.max_attempts_per_tool) == (7, 7)
     assert (policy.max_attempts_per_call, policy.max_elapsed_s) == (3, 8.0)
     assert (policy.base_delay_s, policy.max_delay_s) == (0.1, 4.0)
 

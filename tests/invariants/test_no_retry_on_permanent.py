@@ -80,3 +80,44 @@ def test_transient_statuses_may_be_retried(trace, scenario_of):
     trace.attempt(at=0.5, end=0.55, outcome="rate_limited", status=429)
     trace.attempt(at=1.6, end=1.65)
     assert messages(trace, scenario_of()) == []
+
+
+def test_idempotency_in_flight_409_may_be_retried(trace, scenario_of):
+    """The service's 409 IDEMPOTENCY_IN_FLIGHT means 'retry later', not a permanent rejection."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="create_ticket", key="k1")
+    trace.attempt(at=0.0, end=0.05, outcome="status", status=409, code="IDEMPOTENCY_IN_FLIGHT")
+    trace.attempt(at=0.5, end=0.55, outcome="replayed", status=200)
+    trace.decision("ok", at=0.55)
+    assert messages(trace, scenario_of()) == []
+
+
+def test_other_409_codes_stay_permanent(trace, scenario_of):
+    """A 409 with any other code (a business conflict) still forbids a resend."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="refund")
+    trace.attempt(at=0.0, end=0.05, outcome="status", status=409, code="ALREADY_REFUNDED")
+    trace.attempt(at=0.5, end=0.55)
+    assert messages(trace, scenario_of()) == [
+        (
+            "task t1: attempt 2 of op t1-c0 (controller layer) resent the same arguments to "
+            "refund at t=0.500000s after a 409 answered attempt 1 at t=0.050000s; a permanent "
+            "failure (401, 403, 404, 409, 410) must stop the operation"
+        )
+    ]
+
+
+def test_in_flight_409_does_not_hide_a_later_permanent_answer(trace, scenario_of):
+    """After an in-flight 409, a real 404 of the same arguments still forbids a resend."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.0, end=0.05, outcome="status", status=409, code="IDEMPOTENCY_IN_FLIGHT")
+    trace.attempt(at=0.5, end=0.55, outcome="status", status=404)
+    trace.attempt(at=1.5, end=1.55)
+    assert messages(trace, scenario_of()) == [
+        (
+            "task t1: attempt 3 of op t1-c0 (controller layer) resent the same arguments to "
+            "search at t=1.500000s after a 404 answered attempt 2 at t=0.550000s; a permanent "
+            "failure (401, 403, 404, 409, 410) must stop the operation"
+        )
+    ]

@@ -124,7 +124,7 @@ def test_keyed_side_effect_on_a_dedup_service_is_demanded(trace, scenario_of):
         FaultRule(fault=FaultType.STATUS, status=500, attempts=(1,)),
         FaultRule(fault=FaultType.STATUS, status=403, attempts=(1,)),
         FaultRule(fault=FaultType.TIMEOUT_AFTER_COMMIT, attempts=(1,)),
-        FaultRule(fault=FaultType.CONNECT_ERROR, attempts=(1,)),
+        FaultRule(fault=FaultType.CONNECT_ERROR, attempts=(1, 2, 3)),
         FaultRule(fault=FaultType.STATUS, status=503, attempts=(1,), probability=0.9),
         FaultRule(fault=FaultType.STATUS, status=503, window=(0.0, 1.0)),
         FaultRule(
@@ -133,7 +133,7 @@ def test_keyed_side_effect_on_a_dedup_service_is_demanded(trace, scenario_of):
     ],
 )
 def test_unrecoverable_or_unpredictable_plans_are_not_demanded(trace, scenario_of, rule):
-    """Beyond the budget, non-transient, connect-looping or random plans demand nothing."""
+    """Beyond the budget (connect faults too), non-transient or random plans demand nothing."""
     first_fails(trace, "stop")
     assert messages(trace, scenario_of(flaky(rule))) == []
 
@@ -229,3 +229,71 @@ def test_old_failures_do_not_excuse_circuit_open(trace, scenario_of):
     trace.call("t1-c0-i1", op="t1-c0", tool="search", at=20.0)
     trace.decision("circuit_open", at=20.0)
     assert len(messages(trace, scenario_of())) == 1
+
+
+def connect_fails(trace, decision, *, tool="search", key=None, outcome="connect_error"):
+    """Write a call whose only attempt never reaches the server, then its decision."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool=tool, key=key)
+    trace.attempt(at=0.0, end=0.05, outcome=outcome)
+    trace.decision(decision, at=0.05)
+
+
+@pytest.mark.parametrize("fault", [FaultType.CONNECT_ERROR, FaultType.CONNECT_TIMEOUT])
+def test_giving_up_after_a_connect_fault_that_clears_fails(trace, scenario_of, fault):
+    """A connect fault on attempt 1 clears at attempt 2: stopping after it costs the call."""
+    connect_fails(trace, "stop", outcome=fault.value)
+    rule = FaultRule(fault=fault, attempts=(1,))
+    violations = INVARIANT.check(trace.events, scenario_of(flaky(rule)))
+    assert [v.message for v in violations] == [
+        (
+            "task t1: call t1-c0-i1 of op t1-c0 returned 'stop' at t=0.050000s; the fault plan "
+            "of search lets attempt 2 succeed (after 1 transient failure) within the budget and "
+            "the deadline, and retrying is safe, so the call should have succeeded"
+        )
+    ]
+    assert violations[0].attempt == 2
+
+
+def test_retrying_through_connect_faults_to_success_holds(trace, scenario_of):
+    """Connect faults on attempts 1 and 2, success at 3: retrying through them holds."""
+    rule = FaultRule(fault=FaultType.CONNECT_ERROR, attempts=(1, 2))
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.0, end=0.05, outcome="connect_error")
+    trace.attempt(at=0.5, end=0.55, outcome="connect_error")
+    trace.attempt(at=1.5, end=1.55)
+    trace.decision("ok", at=1.55)
+    assert messages(trace, scenario_of(flaky(rule))) == []
+
+
+def test_mixed_connect_and_status_faults_are_recoverable(trace, scenario_of):
+    """A connect fault then a 503, success at attempt 3: giving up early is a violation."""
+    rules = (
+        FaultRule(fault=FaultType.CONNECT_TIMEOUT, attempts=(1,)),
+        FaultRule(fault=FaultType.STATUS, status=503, attempts=(2,)),
+    )
+    connect_fails(trace, "budget_exhausted", outcome="connect_timeout")
+    violations = INVARIANT.check(trace.events, scenario_of(flaky(*rules)))
+    assert [(v.call, v.attempt, v.actual) for v in violations] == [
+        ("t1-c0-i1", 3, "decision 'budget_exhausted'")
+    ]
+
+
+def test_keyless_side_effect_after_a_connect_fault_is_not_demanded(trace, scenario_of):
+    """A side effect without a usable idempotency guarantee is never demanded to retry."""
+    connect_fails(trace, "stop", tool="send")
+    rule = FaultRule(fault=FaultType.CONNECT_ERROR, attempts=(1,))
+    tool = flaky(rule, name="send", side_effect=True, idempotency=False)
+    assert messages(trace, scenario_of(tool)) == []
+
+
+def test_replan_counts_unreached_attempts_of_the_op(trace, scenario_of):
+    """Attempts that never reached the server count: the re-plan's attempt 2 meets the rule."""
+    rule = FaultRule(fault=FaultType.CONNECT_ERROR, attempts=(1, 2))
+    connect_fails(trace, "stop")
+    trace.call("t1-c0-i2", op="t1-c0", tool="search", at=0.05, invocation=2)
+    trace.attempt(at=0.5, end=0.55, outcome="connect_error")
+    trace.decision("stop", at=0.55)
+    violations = INVARIANT.check(trace.events, scenario_of(flaky(rule)))
+    assert [(v.call, v.attempt) for v in violations] == [("t1-c0-i1", 3), ("t1-c0-i2", 3)]
