@@ -101,7 +101,10 @@ def run(
     ] = None,
     jobs: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     keep_traces: Annotated[bool, typer.Option(help="Also write traces of passing runs.")] = False,
-    watchdog: Annotated[float, typer.Option(help="Real seconds a controller may block the loop before its run is failed.")] = 5.0,
+    watchdog: Annotated[
+        float,
+        typer.Option(help="Real seconds a controller may block the loop before its run is failed."),
+    ] = 5.0,
 ) -> None:
     """Run scenarios against controllers; write a report; exit non-zero on violations."""
     controllers = controller or ["reference"]
@@ -146,17 +149,14 @@ def _execute_with_progress(
 
 
 def _write_reports(run_dir: Path, results: list[Any], scenarios: list[Any]) -> int:
+    from harness.report.html import render_html  # noqa: PLC0415 (only `run` needs it)
+    from harness.report.results import report_meta  # noqa: PLC0415
+
     ids = [inv.id for inv in INVARIANTS]
-    meta = {
-        "invariants": {inv.id: inv.summary for inv in INVARIANTS},
-        "scenarios": {
-            s.name: {"suite": s.suite, "source": s.source, "description": s.description}
-            for s in scenarios
-        },
-    }
-    document = write_results(run_dir, results, meta)
+    document = write_results(run_dir, results, report_meta(scenarios))
     write_junit(run_dir / "junit.xml", document, ids)
     (run_dir / "summary.md").write_text(render_summary(document, ids), encoding="utf-8")
+    (run_dir / "index.html").write_text(render_html(document, run_dir, ids), encoding="utf-8")
     if any(r.error_kind == "internal" for r in results):
         for r in results:
             if r.error_kind == "internal":
@@ -253,6 +253,27 @@ def replay(
 
 
 @app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A report directory written by `run`.")],
+) -> None:
+    """Regenerate junit.xml, summary.md and index.html from results.json and the traces."""
+    from harness.report import ReportInputError, regenerate  # noqa: PLC0415
+
+    try:
+        document = regenerate(run_dir)
+    except ReportInputError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    out.print(
+        f"report: {run_dir}/index.html, {run_dir}/summary.md, {run_dir}/junit.xml"
+        f" ({len(document['runs'])} runs)",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@app.command()
 def schema() -> None:
     """Print the JSON Schema of scenario files."""
     sys.stdout.write(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n")
@@ -265,6 +286,50 @@ def check(
     """Validate scenario files; report every error of every file."""
     scenarios = _load(files)
     out.print(f"{len(scenarios)} scenario(s) OK")
+
+
+@app.command()
+def fuzz(
+    controller: Annotated[
+        str, typer.Option("--controller", "-c", help="Built-in name or package.module:factory.")
+    ] = "reference",
+    examples: Annotated[
+        int, typer.Option(help="Generated scenarios to try before giving up.")
+    ] = 200,
+    seed: Annotated[int, typer.Option(help="Seeds the search and every run.")] = 0,
+    report: Annotated[
+        Path | None, typer.Option(help="Report directory (default: reports/fuzz-<timestamp>).")
+    ] = None,
+    watchdog: Annotated[
+        float, typer.Option(help="Real seconds a controller may block the loop per run.")
+    ] = 5.0,
+) -> None:
+    """Search generated scenarios for a violation; write the shrunk one with its replay command."""
+    from harness import fuzz as engine  # noqa: PLC0415 (only `fuzz` needs Hypothesis)
+
+    for name, value, low in (("--examples", examples, 1), ("--seed", seed, 0)):
+        if value < low:
+            err.print(f"error: {name} expects a whole number >= {low}, got {value}")
+            raise typer.Exit(EXIT_USAGE)
+    if watchdog <= 0:
+        err.print(f"error: --watchdog expects seconds > 0, got {watchdog}")
+        raise typer.Exit(EXIT_USAGE)
+    _resolve_all([controller])
+    run_dir = report or Path("reports") / dt.datetime.now(dt.UTC).strftime("fuzz-%Y%m%d-%H%M%S")
+    try:
+        code = engine.run(
+            resolve(controller),
+            examples=examples,
+            seed=seed,
+            report_dir=run_dir,
+            watchdog_s=watchdog,
+            echo=lambda line: out.print(line, markup=False, highlight=False, soft_wrap=True),
+        )
+    except Exception as exc:  # a harness bug: exit 3 with the traceback
+        err.print(f"internal error: {type(exc).__name__}: {exc}", markup=False, highlight=False)
+        err.print_exception()
+        raise typer.Exit(EXIT_INTERNAL) from None
+    raise typer.Exit(code)
 
 
 def main() -> None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
+from harness.world.clock import sleep
 from harness.world.context import CURRENT_CALL, CallMeta
 from harness.world.trace import digest
 from harness.world.transport import attempt_direct, attempt_http, http_client
@@ -189,6 +190,13 @@ class Tool:
         self._transport = transport
         self._http = http
 
+    def bound_to(self, meta: CallMeta) -> Tool:
+        """The same tool, bound to another invocation (what the harness makes per call)."""
+        tool: Tool = object.__new__(Tool)
+        tool.__dict__.update(self.__dict__)
+        tool._meta = meta
+        return tool
+
     def build_request(
         self, args: dict[str, Any], idempotency_key: str | None = None
     ) -> httpx.Request:
@@ -211,17 +219,34 @@ class Tool:
             msg = f"tool({self.name!r}) expected args to be a dict, got {type(args).__name__}"  # type: ignore[unreachable]
             raise TypeError(msg)
         sdk = self._sdk
+        if sdk is None:  # no layer under the tool: one attempt, whatever it raises
+            meta = self._meta
+            if (
+                self._transport == "direct"
+                and meta.layer == "controller"
+                and CURRENT_CALL.get() is meta
+            ):
+                # What _once() does then, one coroutine less on every wait.
+                return await attempt_direct(
+                    self._services,
+                    self.spec,
+                    args,
+                    idempotency_key=idempotency_key,
+                    meta=meta,
+                    timeout_s=self._contract.attempt_timeout_s,
+                )
+            return await self._once(args, idempotency_key, "controller")
         attempt = 1
         while True:
             layer = "controller" if attempt == 1 else "sdk"
             try:
                 return await self._once(args, idempotency_key, layer)
             except (httpx.HTTPStatusError, httpx.TransportError) as exc:
-                if sdk is None or attempt > sdk.retries or not _sdk_retryable(exc):
+                if attempt > sdk.retries or not _sdk_retryable(exc):
                     raise
                 if gate is not None and not gate(attempt + 1, exc):
                     raise
-                await asyncio.sleep(self._sdk_delay(sdk, attempt, exc))
+                await sleep(self._sdk_delay(sdk, attempt, exc))
                 attempt += 1
 
     async def _once(self, args: dict[str, Any], key: str | None, layer: str) -> Any:
@@ -235,7 +260,8 @@ class Tool:
                 rng=meta.rng,
                 layer=layer,
             )
-        token = CURRENT_CALL.set(meta)
+        # The workload has set it already for the controller's own attempts.
+        token = CURRENT_CALL.set(meta) if CURRENT_CALL.get() is not meta else None
         try:
             if self._transport == "http":
                 return await attempt_http(
@@ -254,7 +280,8 @@ class Tool:
                 timeout_s=self._contract.attempt_timeout_s,
             )
         finally:
-            CURRENT_CALL.reset(token)
+            if token is not None:
+                CURRENT_CALL.reset(token)
 
     def _sdk_delay(self, sdk: SdkLayer, attempt: int, exc: BaseException) -> float:
         if isinstance(exc, httpx.HTTPStatusError):

@@ -5,15 +5,31 @@ from its factory, runs the fleet to the end, then checks the invariants and
 computes the metrics from the trace. Whatever the controller does (raises,
 hangs, deadlocks, blocks for real) ends that case with a message; only a
 bug of the harness itself is reported as an internal error.
+
+:func:`simulate` and :func:`judge` are the two halves of :func:`run_case`.
+
+Large runs. A kept trace costs memory (several hundred bytes an event, a few
+events per attempt) and the invariants need all of it at once, so a fleet of
+100,000 agents would need tens of GB. A run whose workload makes more than
+:data:`LARGE_RUN_CALLS` logical calls therefore records in *count* mode (the
+recorder keeps no events, only counts, optionally streaming them to a file):
+its metrics are the ones counts give, and its invariants are not checked
+(``judged`` is false). ``trace="keep"`` forces the full trace whatever the size.
+
+During a run the cyclic garbage collector leaves the objects that existed
+before it alone (``gc.freeze``) and runs less often; this changes nothing
+but the time a fleet takes.
 """
 
 from __future__ import annotations
 
+import gc
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from harness.contract import Env, audit_checker
 from harness.controllers.registry import check_controller
@@ -27,6 +43,8 @@ from harness.world.service import Services
 from harness.world.trace import Recorder, TraceEvent
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from faker import Faker
 
     from harness.controllers.registry import ControllerRef
@@ -51,9 +69,12 @@ class CaseResult:
     source: str | None = None
     wall_s: float = 0.0
     events: list[TraceEvent] | None = field(default=None, repr=False)
+    judged: bool = True
+    """False when the run was too large to keep its trace: invariants were not checked."""
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON form used in ``results.json``."""
+        """The JSON form used in ``results.json`` (``judged`` appears only when false)."""
+        extra: dict[str, Any] = {} if self.judged else {"judged": False}
         return {
             "scenario": self.scenario,
             "suite": self.suite,
@@ -66,6 +87,7 @@ class CaseResult:
             "error_kind": self.error_kind,
             "source": self.source,
             "wall_s": self.wall_s,
+            **extra,
         }
 
 
@@ -84,21 +106,83 @@ def horizon_for(scenario: Scenario) -> float:
     return workload.start_spread_s + workload.tasks_per_agent * per_task * 4 + 3600.0
 
 
-def run_case(
+LARGE_RUN_CALLS = 500_000
+"""Above this many logical calls (agents x tasks x calls), a run records in count mode."""
+
+# Collector thresholds during a run: a fleet allocates millions of short-lived
+# objects, and the default (700, 10, 10) spends much of a run scanning them.
+_GC_THRESHOLDS = (50_000, 20, 20)
+
+
+def planned_calls(scenario: Scenario) -> int:
+    """The logical calls a scenario's workload makes (before re-plans)."""
+    workload = scenario.workload
+    return workload.agents * workload.tasks_per_agent * len(workload.calls)
+
+
+def trace_mode(scenario: Scenario, trace: str | None = None) -> str:
+    """``keep`` or ``count``: ``trace`` if given, else by the size of the workload."""
+    if trace is not None:
+        if trace not in {"keep", "count"}:
+            msg = f"Expected trace to be 'keep' or 'count' but got {trace!r}"
+            raise ValueError(msg)
+        return trace
+    return "count" if planned_calls(scenario) > LARGE_RUN_CALLS else "keep"
+
+
+@contextmanager
+def quiet_collector() -> Iterator[None]:
+    """Freeze what exists, raise the collector's thresholds; restore both afterwards."""
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(*_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+@dataclass(slots=True, kw_only=True)
+class Simulation:
+    """What running a case produced, before judging (see :func:`simulate`)."""
+
+    recorder: Recorder | None
+    """None if the run failed before its world existed."""
+    error: str | None = None
+    error_kind: str | None = None
+
+    @property
+    def events(self) -> list[TraceEvent]:
+        """The kept trace (``run_end`` included); empty in count mode."""
+        return self.recorder.events if self.recorder is not None else []
+
+
+def simulate(
     scenario: Scenario,
     controller: ControllerRef,
     seed: int,
     *,
-    keep_events: bool = True,
+    trace: str = "keep",
+    sink: IO[str] | None = None,
     watchdog_s: float = 5.0,
     real_wait_s: float = 2.0,
-) -> CaseResult:
-    """Run one case and judge it (see the module docstring)."""
-    started = time.perf_counter()
+) -> Simulation:
+    """Build the world and the fleet and run it to the end; record, do not judge.
+
+    Args:
+        scenario: what to run.
+        controller: the controller under test.
+        seed: the run's seed.
+        trace: ``keep`` (every event in memory) or ``count`` (see the module docstring).
+        sink: a text stream the trace is written to as JSON lines while it runs.
+        watchdog_s: real seconds a controller may block the loop.
+        real_wait_s: real seconds the loop waits for a thread outside the clock.
+    """
     box: dict[str, Any] = {}
 
     async def main(clock: VirtualClock) -> None:
-        recorder = Recorder(clock.now_ns)
+        recorder = Recorder(clock.now_ns, keep=trace == "keep", sink=sink)
         box["recorder"] = recorder
         world = scenario.world
         services = Services(
@@ -149,14 +233,15 @@ def run_case(
     error: str | None = None
     error_kind: str | None = None
     try:
-        run_virtual(
-            main,
-            seed=seed,
-            epoch=DEFAULT_EPOCH,
-            horizon_s=horizon_for(scenario),
-            watchdog_s=watchdog_s,
-            real_wait_s=real_wait_s,
-        )
+        with quiet_collector():
+            run_virtual(
+                main,
+                seed=seed,
+                epoch=DEFAULT_EPOCH,
+                horizon_s=horizon_for(scenario),
+                watchdog_s=watchdog_s,
+                real_wait_s=real_wait_s,
+            )
     except (RunAborted, ControllerLoadError) as exc:
         error, error_kind = f"{type(exc).__name__}: {exc}", "controller"
     except Exception as exc:
@@ -169,29 +254,88 @@ def run_case(
             "controller",
         )
     recorder: Recorder | None = box.get("recorder")
-    events = list(recorder.events) if recorder is not None else []
     if recorder is not None:
         status = "completed" if error is None else "failed"
-        events.append(
-            TraceEvent(
-                seq=len(events),
-                at=events[-1].at if events else 0.0,
-                kind="run_end",
-                data={"status": status, "error": error.splitlines()[0] if error else None},
-            )
-        )
+        recorder.close("run_end", status=status, error=error.splitlines()[0] if error else None)
+    return Simulation(recorder=recorder, error=error, error_kind=error_kind)
+
+
+def judge(
+    simulation: Simulation, scenario: Scenario
+) -> tuple[list[dict[str, Any]], dict[str, Any], str | None, str | None]:
+    """Check the invariants and compute the metrics: violations, metrics, error, error kind.
+
+    A run recorded in count mode is not judged: no violations, the metrics
+    its counts give (see :func:`tally_metrics`).
+    """
+    error, error_kind = simulation.error, simulation.error_kind
     violations: list[dict[str, Any]] = []
     metrics: dict[str, Any] = {}
-    if error_kind != "internal":
-        try:
-            violations = [v.as_dict() for v in check_all(events, scenario)]
-            metrics = compute_metrics(events, scenario).as_dict()
-        except Exception as exc:
-            error = (
-                f"internal error while judging: {type(exc).__name__}: {exc}\n"
-                + traceback.format_exc()
-            )
-            error_kind = "internal"
+    recorder = simulation.recorder
+    if error_kind == "internal":
+        return violations, metrics, error, error_kind
+    if recorder is not None and not recorder.kept:
+        return violations, tally_metrics(recorder), error, error_kind
+    try:
+        events = simulation.events
+        violations = [v.as_dict() for v in check_all(events, scenario)]
+        metrics = compute_metrics(events, scenario).as_dict()
+    except Exception as exc:
+        error = (
+            f"internal error while judging: {type(exc).__name__}: {exc}\n" + traceback.format_exc()
+        )
+        error_kind = "internal"
+    return violations, metrics, error, error_kind
+
+
+def tally_metrics(recorder: Recorder) -> dict[str, Any]:
+    """The health metrics a count-mode recorder can give (None for the others)."""
+    tally = recorder.tally
+    calls = tally.calls
+    decisions = dict(sorted(tally.decisions.items()))
+    total = sum(decisions.values())
+    return {
+        "attempts_reaching_servers": tally.reached,
+        "attempts_sent": tally.attempts,
+        "logical_calls": calls,
+        "amplification": tally.reached / calls if calls else None,
+        "first_attempt_success_rate": None,
+        "tasks": tally.tasks,
+        "task_success_rate": tally.tasks_ok / tally.tasks if tally.tasks else None,
+        "mean_attempts_per_call": tally.attempts / calls if calls else None,
+        "budget_exhaustion_rate": decisions.get("budget_exhausted", 0) / total if total else None,
+        "duplicate_side_effects": None,
+        "breaker_opens": None,
+        "decisions": decisions,
+        "task_latency_p50": None,
+        "task_latency_p99": None,
+        "deadline_overrun_max": None,
+        "events": recorder.count,
+    }
+
+
+def run_case(
+    scenario: Scenario,
+    controller: ControllerRef,
+    seed: int,
+    *,
+    keep_events: bool = True,
+    trace: str | None = None,
+    watchdog_s: float = 5.0,
+    real_wait_s: float = 2.0,
+) -> CaseResult:
+    """Run one case and judge it (see the module docstring).
+
+    ``keep_events``: return the trace with the result. ``trace``: ``keep`` or
+    ``count`` (default: by the size of the workload, see :func:`trace_mode`).
+    """
+    started = time.perf_counter()
+    mode = trace_mode(scenario, trace)
+    simulation = simulate(
+        scenario, controller, seed, trace=mode, watchdog_s=watchdog_s, real_wait_s=real_wait_s
+    )
+    violations, metrics, error, error_kind = judge(simulation, scenario)
+    judged = mode == "keep"
     return CaseResult(
         scenario=scenario.name,
         suite=scenario.suite,
@@ -204,7 +348,8 @@ def run_case(
         error_kind=error_kind,
         source=scenario.source,
         wall_s=round(time.perf_counter() - started, 6),
-        events=events if keep_events else None,
+        events=simulation.events if keep_events and judged else None,
+        judged=judged,
     )
 
 

@@ -50,13 +50,17 @@ def plan(
     return cases
 
 
-def _run_one(case: Case, watchdog_s: float) -> CaseResult:
-    return run_case(
-        case.scenario,
-        resolve(case.controller),
-        case.seed,
-        watchdog_s=watchdog_s,
-        real_wait_s=min(2.0, watchdog_s),
+def _run_one(case: Case, watchdog_s: float, keep: bool) -> CaseResult:  # noqa: FBT001
+    """Run one case; drop its trace here unless wanted (a worker then sends back less)."""
+    return _trim(
+        run_case(
+            case.scenario,
+            resolve(case.controller),
+            case.seed,
+            watchdog_s=watchdog_s,
+            real_wait_s=min(2.0, watchdog_s),
+        ),
+        keep,
     )
 
 
@@ -88,13 +92,13 @@ def _iterate(
 ) -> Iterator[CaseResult]:
     if jobs <= 1 or len(cases) <= 1:
         for case in cases:
-            yield _trim(_run_one(case, watchdog_s), want(case))
+            yield _run_one(case, watchdog_s, want(case))
         return
     jobs = min(jobs, len(cases), os.cpu_count() or 1)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_one, case, watchdog_s) for case in cases]
-        for case, future in zip(cases, futures, strict=True):
-            yield _trim(future.result(), want(case))
+        futures = [pool.submit(_run_one, case, watchdog_s, want(case)) for case in cases]
+        for future in futures:
+            yield future.result()
 
 
 def _trim(result: CaseResult, keep: bool) -> CaseResult:  # noqa: FBT001
@@ -113,4 +117,5 @@ def _trim(result: CaseResult, keep: bool) -> CaseResult:  # noqa: FBT001
         source=result.source,
         wall_s=result.wall_s,
         events=None,
+        judged=result.judged,
     )

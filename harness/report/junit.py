@@ -1,65 +1,101 @@
-"""``junit.xml``: one test case per scenario x controller x seed x invariant."""
+"""``junit.xml``: one test case per scenario x controller x seed x invariant.
+
+The common JUnit format CI systems read (``testsuites`` > ``testsuite`` >
+``testcase`` with ``failure`` / ``error`` children). A suite is one
+controller on one scenario folder; a case's ``classname`` is
+``controller.scenario`` and its ``name`` is ``seedN.invariant``. Only the
+invariants checked on a scenario get a case. A run that did not finish gets
+one more case, ``seedN.run``: an ``error`` when the harness failed, a
+``failure`` when the controller raised, hung or blocked.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 from xml.etree import ElementTree as ET
 
+from harness.report.overview import checked_ids
+
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
+__all__ = ["render_junit", "write_junit"]
 
-def write_junit(path: Path, document: dict[str, Any], invariant_ids: list[str]) -> None:
-    """Write JUnit XML from a ``results.json`` document."""
+MAX_MESSAGES: Final = 20
+"""Violation messages written into one failure's text (the rest are counted)."""
+
+
+def render_junit(document: dict[str, Any], invariant_ids: Sequence[str]) -> ET.Element:
+    """Build the ``testsuites`` element of a ``results.json`` document."""
     suites = ET.Element("testsuites", name="retrychaos")
     by_suite: dict[str, list[dict[str, Any]]] = {}
     for run in document["runs"]:
-        by_suite.setdefault(f"{run['controller']}.{run['suite'] or 'scenarios'}", []).append(run)
+        by_suite.setdefault(f"{run['controller']}.{run.get('suite') or 'scenarios'}", []).append(
+            run
+        )
     total = failures = errors = 0
+    wall = 0.0
     for name in sorted(by_suite):
         suite = ET.SubElement(suites, "testsuite", name=name)
-        s_tests = s_fail = s_err = 0
+        counts = {"tests": 0, "failures": 0, "errors": 0}
+        suite_wall = 0.0
         for run in by_suite[name]:
-            checked = run.get("checked") or invariant_ids
-            classname = f"{run['controller']}.{run['scenario']}"
-            if run.get("error"):
-                case = ET.SubElement(
-                    suite, "testcase", classname=classname, name=f"seed{run['seed']}.run", time="0"
-                )
-                kind = "error" if run.get("error_kind") == "internal" else "failure"
-                element = ET.SubElement(case, kind, message=run["error"].splitlines()[0])
-                element.text = run["error"] + "\nreplay: " + run.get("replay", "")
-                s_tests += 1
-                s_err += kind == "error"
-                s_fail += kind == "failure"
-            for invariant in checked:
-                case = ET.SubElement(
-                    suite,
-                    "testcase",
-                    classname=classname,
-                    name=f"seed{run['seed']}.{invariant}",
-                    time="0",
-                )
-                s_tests += 1
-                found = [v for v in run["violations"] if v["invariant"] == invariant]
-                if found:
-                    s_fail += 1
-                    element = ET.SubElement(
-                        case, "failure", message=found[0]["message"], type=invariant
-                    )
-                    element.text = (
-                        "\n".join(v["message"] for v in found[:20])
-                        + (f"\n... and {len(found) - 20} more" if len(found) > 20 else "")
-                        + "\nreplay: "
-                        + run.get("replay", "")
-                    )
-        suite.set("tests", str(s_tests))
-        suite.set("failures", str(s_fail))
-        suite.set("errors", str(s_err))
+            suite_wall += float(run.get("wall_s") or 0.0)
+            _add_run(suite, run, checked_ids(document, run["scenario"], invariant_ids), counts)
+        suite.set("tests", str(counts["tests"]))
+        suite.set("failures", str(counts["failures"]))
+        suite.set("errors", str(counts["errors"]))
         suite.set("skipped", "0")
-        total, failures, errors = total + s_tests, failures + s_fail, errors + s_err
+        suite.set("time", f"{suite_wall:.3f}")
+        total += counts["tests"]
+        failures += counts["failures"]
+        errors += counts["errors"]
+        wall += suite_wall
     suites.set("tests", str(total))
     suites.set("failures", str(failures))
     suites.set("errors", str(errors))
+    suites.set("time", f"{wall:.3f}")
     ET.indent(suites)
-    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+    return suites
+
+
+def _add_run(
+    suite: ET.Element, run: dict[str, Any], checked: list[str], counts: dict[str, int]
+) -> None:
+    classname = f"{run['controller']}.{run['scenario']}"
+    replay = "\nreplay: " + str(run.get("replay", ""))
+    if run.get("error"):
+        case = ET.SubElement(
+            suite, "testcase", classname=classname, name=f"seed{run['seed']}.run", time="0"
+        )
+        kind = "error" if run.get("error_kind") == "internal" else "failure"
+        error = str(run["error"])
+        element = ET.SubElement(case, kind, message=error.splitlines()[0], type="run")
+        element.text = error + replay
+        counts["tests"] += 1
+        counts["errors" if kind == "error" else "failures"] += 1
+    extra = sorted({v["invariant"] for v in run["violations"]} - set(checked))
+    for invariant in [*checked, *extra]:
+        case = ET.SubElement(
+            suite, "testcase", classname=classname, name=f"seed{run['seed']}.{invariant}", time="0"
+        )
+        counts["tests"] += 1
+        found = [v for v in run["violations"] if v["invariant"] == invariant]
+        if not found:
+            continue
+        counts["failures"] += 1
+        element = ET.SubElement(case, "failure", message=found[0]["message"], type=invariant)
+        more = len(found) - MAX_MESSAGES
+        element.text = (
+            "\n".join(v["message"] for v in found[:MAX_MESSAGES])
+            + (f"\n... and {more} more" if more > 0 else "")
+            + replay
+        )
+
+
+def write_junit(path: Path, document: dict[str, Any], invariant_ids: Sequence[str]) -> None:
+    """Write ``junit.xml`` for a ``results.json`` document."""
+    ET.ElementTree(render_junit(document, invariant_ids)).write(
+        path, encoding="utf-8", xml_declaration=True
+    )

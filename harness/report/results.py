@@ -1,6 +1,14 @@
 """``results.json`` and ``traces/``: the machine-readable record of a run.
 
-Every other format is regenerated from these two (``retrychaos report``).
+Every other format is regenerated from these two (``retrychaos report``), so
+``results.json`` carries, besides the contract (``version`` and ``runs``, each
+with ``scenario``, ``controller``, ``seed``, ``passed``, ``violations`` and
+``metrics``), what the other formats need: each run's ``replay`` command and
+``trace`` path, the invariants (``invariants``: id -> definition, and
+``invariant_ids`` in catalogue order) and the scenarios (``scenarios``: name ->
+``suite``, ``source``, ``description``, the ``invariants`` checked on it and
+its ``yaml``). A run may also carry ``fuzz`` (the shrunk counterexample of a
+fuzzing session), which the HTML report shows when present.
 """
 
 from __future__ import annotations
@@ -8,6 +16,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from harness.invariants.registry import ALL, selected
+from harness.report.errors import ReportInputError
+from harness.scenario import ScenarioError, dump_scenario
 from harness.world import trace as trace_io
 
 if TYPE_CHECKING:
@@ -15,13 +26,34 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from harness.runner import CaseResult
+    from harness.world.spec import Scenario
+    from harness.world.trace import TraceEvent
+
+__all__ = [
+    "RESULTS_VERSION",
+    "load_results",
+    "load_trace",
+    "replay_command",
+    "report_meta",
+    "trace_name",
+    "write_results",
+]
 
 RESULTS_VERSION = 1
+_RUN_FIELDS = (
+    ("scenario", str),
+    ("controller", str),
+    ("seed", int),
+    ("passed", bool),
+    ("violations", list),
+    ("metrics", dict),
+)
 
 
 def trace_name(result: CaseResult) -> str:
     """The file name of a case's trace under ``traces/``."""
-    return f"{result.controller.replace(':', '_').replace('/', '_')}__{result.scenario}__{result.seed}.jsonl"
+    controller = result.controller.replace(":", "_").replace("/", "_")
+    return f"{controller}__{result.scenario}__{result.seed}.jsonl"
 
 
 def replay_command(result: CaseResult) -> str:
@@ -54,3 +86,88 @@ def write_results(
         json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )
     return document
+
+
+def report_meta(scenarios: Sequence[Scenario]) -> dict[str, Any]:
+    """What ``results.json`` records about the invariants and the scenarios of a run."""
+    return {
+        "invariants": {inv.id: inv.summary for inv in ALL},
+        "invariant_ids": [inv.id for inv in ALL],
+        "scenarios": {
+            s.name: {
+                "suite": s.suite,
+                "source": s.source,
+                "description": s.description,
+                "invariants": [inv.id for inv in selected(s)],
+                "yaml": _yaml(s),
+            }
+            for s in scenarios
+        },
+    }
+
+
+def _yaml(scenario: Scenario) -> str | None:
+    try:
+        return dump_scenario(scenario)
+    except (ScenarioError, ValueError, TypeError):
+        return None  # a hand-built scenario the file format cannot express
+
+
+def load_results(run_dir: Path) -> dict[str, Any]:
+    """Read and check ``run_dir/results.json``.
+
+    Raises:
+        ReportInputError: the file is missing, is not JSON or lacks a field the
+            reports need; the message names the file, the field and what was expected.
+    """
+    path = run_dir / "results.json"
+    if not path.is_file():
+        raise ReportInputError(
+            f"{path}: no such file; `retrychaos run --report {run_dir}` writes it"
+        )
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ReportInputError(f"{path}: not valid JSON ({exc})") from None
+    _check(path, "(top level)", document, dict)
+    version = document.get("version")
+    if version != RESULTS_VERSION:
+        raise ReportInputError(f"{path}: version: expected {RESULTS_VERSION}, got {version!r}")
+    _check(path, "runs", document.get("runs"), list)
+    for n, run in enumerate(document["runs"]):
+        _check(path, f"runs[{n}]", run, dict)
+        for name, kind in _RUN_FIELDS:
+            _check(path, f"runs[{n}].{name}", run.get(name), kind)
+        for m, violation in enumerate(run["violations"]):
+            _check(path, f"runs[{n}].violations[{m}]", violation, dict)
+            for name in ("invariant", "message"):
+                _check(path, f"runs[{n}].violations[{m}].{name}", violation.get(name), str)
+    return dict(document)
+
+
+def _check(path: Path, where: str, value: object, kind: type) -> None:
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if not ok:
+        names = {dict: "an object", list: "a list", str: "a string", int: "a whole number"}
+        expected = names.get(kind, "true or false")
+        raise ReportInputError(f"{path}: {where}: expected {expected}, got {value!r}"[:300])
+
+
+def load_trace(run_dir: Path, run: dict[str, Any]) -> list[TraceEvent] | None:
+    """Read the trace a run entry points at (None when the run kept no trace).
+
+    Raises:
+        ReportInputError: the trace file is named but missing or malformed.
+    """
+    name = run.get("trace")
+    if not isinstance(name, str):
+        return None
+    path = run_dir / name
+    if not path.is_file():
+        raise ReportInputError(f"{path}: no such file, but results.json names it as a trace")
+    try:
+        return trace_io.load(path)
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise ReportInputError(
+            f"{path}: not a trace (JSON lines of trace events): {type(exc).__name__}: {exc}"
+        ) from None

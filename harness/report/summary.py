@@ -1,73 +1,137 @@
-"""``summary.md``: short enough for a CI step summary."""
+"""``summary.md``: short enough for a CI step summary.
+
+Totals, the controllers' health metrics side by side, a scenario x invariant
+table per controller (``·`` held, ``✗N`` violated in N runs, a dash: not
+checked; invariants checked nowhere are left out) and the top violations,
+each with the command that replays it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
-_TOP = 10
+from harness.report.overview import matrix, metric_rows
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["render_summary"]
+
+_DASH: Final = "\u2013"
+TOP: Final = 10
+"""Violation groups listed under "Top violations"."""
 
 
-def render_summary(document: dict[str, Any], invariant_ids: list[str]) -> str:
-    """Totals, a scenario x invariant table per controller, metrics, top violations."""
+def render_summary(document: dict[str, Any], invariant_ids: Sequence[str]) -> str:
+    """Render ``summary.md`` for a ``results.json`` document."""
     runs = document["runs"]
     failed = [r for r in runs if not r["passed"]]
+    errored = sum(1 for r in runs if r.get("error"))
+    controllers = sorted({r["controller"] for r in runs})
+    scenarios = {r["scenario"] for r in runs}
     lines = [
         "# retrychaos summary",
         "",
         f"**{len(runs) - len(failed)} of {len(runs)} runs passed**"
-        f" ({len({r['scenario'] for r in runs})} scenarios,"
-        f" controllers: {', '.join(sorted({r['controller'] for r in runs}))})",
+        f" · {len(failed)} failing"
+        + (f" ({errored} did not finish)" if errored else "")
+        + f" · {len(scenarios)} scenario{'s' * (len(scenarios) != 1)}"
+        f" · controllers: {', '.join(controllers)}",
         "",
     ]
-    for controller in sorted({r["controller"] for r in runs}):
-        mine = [r for r in runs if r["controller"] == controller]
-        short = {i: f"I{n + 1}" for n, i in enumerate(invariant_ids)}
-        lines += [
-            f"## {controller}",
-            "",
-            "| scenario | runs | " + " | ".join(short.values()) + " |",
-        ]
-        lines.append("|---|---|" + "---|" * len(short))
-        for scenario in sorted({r["scenario"] for r in mine}):
-            rows = [r for r in mine if r["scenario"] == scenario]
-            cells = []
-            for invariant in invariant_ids:
-                bad = sum(any(v["invariant"] == invariant for v in r["violations"]) for r in rows)
-                cells.append("✗" + (str(bad) if bad > 1 else "") if bad else "·")
-            errors = sum(1 for r in rows if r.get("error"))
-            status = f"{len(rows)}" + (f" ({errors} errored)" if errors else "")
-            lines.append(f"| {scenario} | {status} | " + " | ".join(cells) + " |")
-        lines += ["", "Invariants: " + ", ".join(f"{v} = `{k}`" for k, v in short.items()), ""]
-        lines += _metrics_table(mine)
-    if failed:
-        lines += ["## Top violations", ""]
-        for run in failed[:_TOP]:
-            first = run["violations"][0]["message"] if run["violations"] else run.get("error", "")
-            head = first.splitlines()[0] if first else ""
-            lines.append(
-                f"- **{run['controller']} / {run['scenario']} / seed {run['seed']}**: {head}"
-            )
-            lines.append(f"  replay: `{run['replay']}`")
-        if len(failed) > _TOP:
-            lines.append(f"- ... and {len(failed) - _TOP} more failing runs (see results.json)")
-        lines.append("")
+    lines += _metrics(runs, controllers)
+    lines += _tables(document, invariant_ids, controllers)
+    lines += _top(runs)
     return "\n".join(lines)
 
 
-def _metrics_table(runs: list[dict[str, Any]]) -> list[str]:
-    keys = [
-        ("amplification", "amplification"),
-        ("first_attempt_success_rate", "first-attempt success"),
-        ("task_success_rate", "task success"),
-        ("duplicate_side_effects", "duplicate side effects"),
-        ("budget_exhaustion_rate", "budget exhaustion"),
+def _metrics(runs: Sequence[dict[str, Any]], controllers: list[str]) -> list[str]:
+    lines = [
+        "## Health metrics",
+        "",
+        "Amplification: attempts reaching servers per logical call.",
+        "",
+        "| metric | " + " | ".join(controllers) + " |",
+        "|---|" + "---:|" * len(controllers),
     ]
-    present = [(k, label) for k, label in keys if any(k in r["metrics"] for r in runs)]
-    if not present:
+    passed = []
+    for controller in controllers:
+        mine = [r for r in runs if r["controller"] == controller]
+        passed.append(f"{sum(1 for r in mine if r['passed'])} / {len(mine)}")
+    lines.append("| runs passed | " + " | ".join(passed) + " |")
+    lines += [
+        f"| {m.label} | " + " | ".join(m.values) + " |" for m in metric_rows(runs, controllers)
+    ]
+    return [*lines, ""]
+
+
+def _tables(document: dict[str, Any], ids: Sequence[str], controllers: list[str]) -> list[str]:
+    rows = matrix(document, ids)
+    shown = [n for n, _ in enumerate(ids) if any(row.cells[n].state != "unchecked" for row in rows)]
+    lines: list[str] = []
+    for controller in controllers:
+        lines += [
+            f"## {controller}",
+            "",
+            "| scenario | runs passed | " + " | ".join(f"I{n + 1}" for n in shown) + " |",
+            "|---|---|" + "---|" * len(shown),
+        ]
+        for row in (r for r in rows if r.controller == controller):
+            cells = []
+            for n in shown:
+                cell = row.cells[n]
+                if cell.state == "violated":
+                    cells.append("✗" + (str(cell.violated) if cell.violated > 1 else ""))
+                else:
+                    cells.append("·" if cell.state == "held" else _DASH)
+            status = f"{row.passed} / {row.runs}" + (
+                f" ({row.errored} did not finish)" if row.errored else ""
+            )
+            lines.append(f"| {row.scenario} | {status} | " + " | ".join(cells) + " |")
+        lines.append("")
+    if shown:
+        lines += [
+            "Invariants: " + ", ".join(f"I{n + 1} = `{ids[n]}`" for n in shown) + ".",
+            f"Cells: `·` held in every run, `✗N` violated in N runs, `{_DASH}` not checked.",
+            "",
+        ]
+    return lines
+
+
+def _top(runs: Sequence[dict[str, Any]]) -> list[str]:
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for run in runs:
+        if run.get("error"):
+            groups.setdefault((run["controller"], run["scenario"], "(did not finish)"), []).append(
+                run
+            )
+        for invariant in dict.fromkeys(v["invariant"] for v in run["violations"]):
+            groups.setdefault((run["controller"], run["scenario"], invariant), []).append(run)
+    if not groups:
         return []
-    lines = ["| health metric (mean over runs) | value |", "|---|---|"]
-    for key, label in present:
-        values = [r["metrics"][key] for r in runs if isinstance(r["metrics"].get(key), int | float)]
-        if values:
-            lines.append(f"| {label} | {sum(values) / len(values):.3f} |")
+
+    def weight(item: tuple[tuple[str, str, str], list[dict[str, Any]]]) -> tuple[int, int]:
+        (_, _, invariant), mine = item
+        found = sum(1 for r in mine for v in r["violations"] if v["invariant"] == invariant)
+        return (-len(mine), -found)
+
+    ranked = sorted(groups.items(), key=weight)
+    lines = ["## Top violations", ""]
+    for (controller, scenario, invariant), mine in ranked[:TOP]:
+        first = mine[0]
+        if invariant == "(did not finish)":
+            message = str(first["error"]).splitlines()[0]
+            count = ""
+        else:
+            found = [v for r in mine for v in r["violations"] if v["invariant"] == invariant]
+            message = next(v["message"] for v in first["violations"] if v["invariant"] == invariant)
+            count = f", {len(found)} violation{'s' * (len(found) != 1)}"
+        total = sum(1 for r in runs if r["controller"] == controller and r["scenario"] == scenario)
+        lines.append(
+            f"1. **{controller} · {scenario} · `{invariant}`** ({len(mine)} of {total} runs"
+            f"{count}): {message}"
+        )
+        lines.append(f"   replay: `{first.get('replay', '')}`")
+    if len(ranked) > TOP:
+        lines.append(f"\n… and {len(ranked) - TOP} more groups (see results.json or index.html)")
     return [*lines, ""]

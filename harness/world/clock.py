@@ -11,6 +11,16 @@ next timer when every task is waiting. ``asyncio.sleep``, ``wait_for``,
 ``timeout`` and ``loop.time()`` therefore follow virtual time, and an hour of
 it passes in however long the callbacks take to run.
 
+The loop runs the stock ``BaseEventLoop._run_once`` algorithm (same order of
+callbacks, same timer heap, same tie-breaking), leaner: its timer heap holds
+``(when, handle)`` pairs, so the heap compares floats in C instead of calling
+``TimerHandle.__lt__``; it polls the selector only when real I/O can be pending
+(a thread outside the clock, a registered file descriptor) and otherwise every
+64th iteration; and the harness's own waits (:func:`sleep`,
+:meth:`VirtualEventLoop.wake_at`) put a lighter entry than a ``TimerHandle`` in
+the same heap. Everything a controller schedules still goes through asyncio's
+public API unchanged.
+
 Two ways out of a run that the loop detects itself:
 
 - every task waits and no timer is pending (and no thread is working): a
@@ -25,11 +35,15 @@ import asyncio
 import math
 import selectors
 import threading
+from asyncio import base_events, events, format_helpers
+from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import DeadlockError, RealTimeBlockError, RunAborted
 
 if TYPE_CHECKING:
+    import collections
+    import contextvars
     from collections.abc import Callable
 
 NS_PER_S = 1_000_000_000
@@ -39,6 +53,14 @@ _DEADLOCK = (
     "socket, a threading lock)"
 )
 DEFAULT_EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+# asyncio's own constants (BaseEventLoop._run_once).
+MAXIMUM_SELECT_TIMEOUT: float = getattr(base_events, "MAXIMUM_SELECT_TIMEOUT", 24 * 3600)
+_MIN_SCHEDULED_TIMER_HANDLES: int = getattr(base_events, "_MIN_SCHEDULED_TIMER_HANDLES", 100)
+_MIN_CANCELLED_TIMER_HANDLES_FRACTION: float = getattr(
+    base_events, "_MIN_CANCELLED_TIMER_HANDLES_FRACTION", 0.5
+)
+_POLL_EVERY_MASK = 63
+"""With no thread outside the clock and no registered file, poll every 64th iteration."""
 
 
 class VirtualClock:
@@ -78,12 +100,81 @@ class VirtualClock:
         self._ns += math.ceil(seconds * NS_PER_S)
 
 
+class Wake:
+    """A timer-heap entry that completes a future: a lighter ``TimerHandle``.
+
+    It behaves as ``loop.call_at(when, set_result_unless_done, waiter)`` would:
+    same place in the heap, same tie-breaking (equal times compare as
+    neither smaller nor larger, like ``TimerHandle``), ``cancel()`` counted as
+    asyncio counts a cancelled timer.
+    """
+
+    __slots__ = ("_cancelled", "_loop", "_scheduled", "waiter")
+
+    def __init__(self, loop: VirtualEventLoop, waiter: asyncio.Future[Any]) -> None:
+        """Wake ``waiter`` (the loop pushes this on its heap)."""
+        self._loop = loop
+        self.waiter = waiter
+        self._cancelled = False
+        self._scheduled = True
+
+    def __lt__(self, other: object) -> bool:
+        """False: the heap compares entries only at equal times (as ``TimerHandle`` then)."""
+        return False
+
+    def __gt__(self, other: object) -> bool:
+        """False, as :meth:`__lt__`."""
+        return False
+
+    def cancel(self) -> None:
+        """Do not wake the waiter (as ``TimerHandle.cancel``)."""
+        if not self._cancelled:
+            if self._scheduled:
+                self._loop._timer_cancelled_count += 1  # noqa: SLF001
+            self._cancelled = True
+
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        return self._cancelled
+
+
+async def sleep(delay: float) -> None:
+    """``await asyncio.sleep(delay)``, for the harness's own waits (agents' think time...).
+
+    On the virtual loop it schedules the same wake-up at the same time through
+    :meth:`VirtualEventLoop.wake_at`; elsewhere, and for ``delay <= 0``, it is
+    ``asyncio.sleep``.
+    """
+    loop = asyncio.get_running_loop()
+    if delay <= 0 or not isinstance(loop, VirtualEventLoop):
+        await asyncio.sleep(delay)
+        return
+    waiter: asyncio.Future[None] = loop.create_future()
+    wake = loop.wake_at(loop.time() + delay, waiter)
+    try:
+        await waiter
+    finally:
+        wake.cancel()
+
+
 class _VirtualSelector(selectors.DefaultSelector):
     """A selector that never blocks on time: it hands waiting over to the clock."""
 
     def __init__(self) -> None:
         super().__init__()
         self.loop: VirtualEventLoop | None = None
+        self.registered = 0
+        """File descriptors registered (the loop's self-pipe is one)."""
+
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        key = super().register(fileobj, events, data)
+        self.registered += 1
+        return key
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        key = super().unregister(fileobj)
+        self.registered -= 1
+        return key
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         loop = self.loop
@@ -102,6 +193,20 @@ class _VirtualSelector(selectors.DefaultSelector):
 
 class VirtualEventLoop(asyncio.SelectorEventLoop):
     """An asyncio loop on a :class:`VirtualClock` (see the module docstring)."""
+
+    # asyncio's private state this loop works on (set by BaseEventLoop.__init__).
+    _scheduled: list[tuple[float, Any]]
+    _ready: collections.deque[Any]
+    _timer_cancelled_count: int
+    _stopping: bool
+    _closed: bool
+    _debug: bool
+    _clock_resolution: float
+    _current_handle: Any
+    _check_closed: Callable[[], None]
+    _check_thread: Callable[[], None]
+    _check_callback: Callable[[Any, str], None]
+    _process_events: Callable[[list[Any]], None]
 
     def __init__(
         self,
@@ -122,6 +227,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         selector = _VirtualSelector()
         super().__init__(selector)
         selector.loop = self
+        self._vselector = selector
         self.clock = clock
         self.horizon_ns = math.ceil(horizon_s * NS_PER_S)
         self.real_wait_s = real_wait_s
@@ -135,15 +241,153 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         """The virtual clock, in seconds."""
         return self.clock._ns / NS_PER_S  # noqa: SLF001 (hot path)
 
-    def _run_once(self) -> None:
+    def call_at(  # type: ignore[override]
+        self,
+        when: float,
+        callback: Callable[..., object],
+        *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.TimerHandle:
+        """``BaseEventLoop.call_at``, pushing ``(when, handle)`` on the timer heap."""
+        if when is None:
+            msg = "when cannot be None"  # type: ignore[unreachable]
+            raise TypeError(msg)
+        self._check_closed()
+        if self._debug:
+            self._check_thread()
+            self._check_callback(callback, "call_at")
+        timer: Any = events.TimerHandle(when, callback, args, self, context)
+        if timer._source_traceback:  # noqa: SLF001 (asyncio's own bookkeeping)
+            del timer._source_traceback[-1]  # noqa: SLF001
+        heappush(self._scheduled, (when, timer))
+        timer._scheduled = True  # noqa: SLF001
+        return timer  # type: ignore[no-any-return]
+
+    def wake_at(self, when: float, waiter: asyncio.Future[Any]) -> Wake:
+        """Set ``waiter``'s result to None at loop time ``when`` (unless it is done by then).
+
+        What ``call_at(when, set_result_unless_done, waiter)`` does, through a
+        lighter entry in the same timer heap (same order, same tie-breaking).
+        """
+        if self._closed:
+            msg = "Event loop is closed"
+            raise RuntimeError(msg)
+        wake = Wake(self, waiter)
+        heappush(self._scheduled, (when, wake))
+        return wake
+
+    def _run_once(self) -> None:  # noqa: C901, PLR0912 (asyncio's algorithm, inlined)
+        """One iteration of ``BaseEventLoop._run_once`` (Python 3.11), leaner.
+
+        Same steps in the same order: drop cancelled timers, wait (here: jump
+        the clock) if nothing is ready, move due timers to the ready queue,
+        run what was ready at that point. See the module docstring for what
+        is leaner.
+        """
         self.iterations += 1
-        super()._run_once()  # type: ignore[misc]
+        scheduled = self._scheduled
+        ready = self._ready
+        self._drop_cancelled(scheduled)
+        scheduled = self._scheduled
+        selector = self._vselector
+        poll = (
+            self._outside_threads > 0
+            or selector.registered > 1
+            or not self.iterations & _POLL_EVERY_MASK
+        )
+        if ready or self._stopping:
+            if poll:
+                self._process_events(selector.real_select(0))
+        else:
+            timeout: float | None = None
+            if scheduled:
+                timeout = min(max(0, scheduled[0][0] - self.time()), MAXIMUM_SELECT_TIMEOUT)
+            if poll or not scheduled:
+                self._process_events(selector.select(timeout))
+            elif timeout != 0:
+                self._idle(selector)
+
+        end_time = self.time() + self._clock_resolution
+        while scheduled:
+            when, handle = scheduled[0]
+            if when >= end_time:
+                break
+            heappop(scheduled)
+            handle._scheduled = False  # noqa: SLF001 (asyncio's own bookkeeping)
+            ready.append(handle)
+
+        popleft = ready.popleft
+        debug = self._debug
+        for _ in range(len(ready)):
+            handle = popleft()
+            if handle._cancelled:  # noqa: SLF001
+                continue
+            kind = type(handle)
+            if kind is Wake:
+                waiter = handle.waiter
+                if not waiter.done():
+                    waiter.set_result(None)
+            elif debug or (kind is not events.Handle and kind is not events.TimerHandle):
+                self._run_handle(handle)
+            else:
+                try:
+                    handle._context.run(handle._callback, *handle._args)  # noqa: SLF001
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except BaseException as exc:  # what Handle._run does
+                    self._callback_failed(handle, exc)
+        handle = None  # Needed to break cycles when an exception occurs.
+
+    def _drop_cancelled(self, scheduled: list[tuple[float, Any]]) -> None:
+        """Remove cancelled timers: all of them if they are many, else those at the head."""
+        count = len(scheduled)
+        if (
+            count > _MIN_SCHEDULED_TIMER_HANDLES
+            and self._timer_cancelled_count / count > _MIN_CANCELLED_TIMER_HANDLES_FRACTION
+        ):
+            kept = []
+            for entry in scheduled:
+                handle = entry[1]
+                if handle._cancelled:  # noqa: SLF001
+                    handle._scheduled = False  # noqa: SLF001
+                else:
+                    kept.append(entry)
+            heapify(kept)
+            self._scheduled = kept
+            self._timer_cancelled_count = 0
+        else:
+            while scheduled and scheduled[0][1]._cancelled:  # noqa: SLF001
+                self._timer_cancelled_count -= 1
+                heappop(scheduled)[1]._scheduled = False  # noqa: SLF001
+
+    def _run_handle(self, handle: Any) -> None:
+        """Run one handle as the stock loop does (debug mode, unknown handle types)."""
+        if self._debug:
+            try:
+                self._current_handle = handle
+                handle._run()  # noqa: SLF001
+            finally:
+                self._current_handle = None
+        else:
+            handle._run()  # noqa: SLF001
+
+    def _callback_failed(self, handle: Any, exc: BaseException) -> None:
+        """What ``Handle._run`` does when its callback raises."""
+        source = format_helpers._format_callback_source(handle._callback, handle._args)  # noqa: SLF001
+        context: dict[str, Any] = {
+            "message": f"Exception in callback {source}",
+            "exception": exc,
+            "handle": handle,
+        }
+        if handle._source_traceback:  # noqa: SLF001
+            context["source_traceback"] = handle._source_traceback  # noqa: SLF001
+        self.call_exception_handler(context)
 
     def _idle(self, selector: _VirtualSelector) -> list[tuple[selectors.SelectorKey, int]]:
         """Nothing is ready: jump to the next timer, or detect a deadlock."""
-        scheduled: list[asyncio.TimerHandle] = self._scheduled  # type: ignore[attr-defined]
+        scheduled: list[tuple[float, Any]] = self._scheduled
         if scheduled:
-            when_ns = math.ceil(scheduled[0].when() * NS_PER_S)
+            when_ns = math.ceil(scheduled[0][0] * NS_PER_S)
             if when_ns > self.horizon_ns:
                 self._abort(
                     RunAborted(

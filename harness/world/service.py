@@ -23,6 +23,12 @@ still gets its ``response`` event, at the moment it gave up.
 
 Successful answers are ``200`` with ``{"ok": true, "id", "tool", "echo"}``
 for reads and side effects alike.
+
+:meth:`SimulatedService.serve` is the transport-independent core: it takes
+the attempt's arguments and key, records every event, waits, and returns an
+:data:`Answer`; each transport turns that into what its client sees (the
+direct one builds httpx objects only when the attempt failed, see
+:mod:`harness.world.transport`).
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from harness.world.faults import select_rule
 from harness.world.idempotency import IdempotencyStore, StoredResult
 from harness.world.ratelimit import TokenBucket
 from harness.world.spec import NEVER_REACHES_SERVER, FaultType
-from harness.world.trace import NS_PER_S, args_digest, digest, seconds
+from harness.world.trace import NS_PER_S, args_digest, digest
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
@@ -49,10 +55,22 @@ if TYPE_CHECKING:
     from harness.world.clock import VirtualClock
     from harness.world.context import CallMeta
     from harness.world.responses import Reply
-    from harness.world.spec import Contract, FaultRule, ToolSpec
+    from harness.world.spec import Contract, FaultRule, RetryAfter, ToolSpec
     from harness.world.trace import Recorder
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+# How an attempt ended (the first item of an ``Answer``).
+ANSWERED = 0
+"""The server's answer arrived: ``(ANSWERED, reply, Retry-After header or None)``."""
+CONNECT_TIMEOUT = 1
+"""``httpx.ConnectTimeout``: the server never saw the request."""
+CONNECT_ERROR = 2
+"""``httpx.ConnectError``: the server never saw the request."""
+READ_TIMEOUT = 3
+"""``httpx.ReadTimeout``: no answer within the client's timeout."""
+READ_ERROR = 4
+"""``httpx.ReadError``: the connection was reset after the server committed."""
 _PRE_COMMIT = frozenset(
     {FaultType.STATUS, FaultType.ARGUMENT, FaultType.UNPARSEABLE, FaultType.READ_TIMEOUT}
 )
@@ -60,18 +78,12 @@ _PRE_COMMIT = frozenset(
 _FOREVER_NS = 10 * 365 * 24 * 3600 * NS_PER_S
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Who:
-    """The trace identity of an attempt."""
-
-    agent: int | None
-    task: str | None
-    call: str | None
-    op: str | None
-    tool: str
+_Who = tuple[int | None, str | None, str | None, str | None]
+"""The trace identity of an attempt: agent, task, call, op (the tool is the service's)."""
+_NOBODY: _Who = (None, None, None, None)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class _Attempt:
     """A received attempt, as the server's decision steps need it."""
 
@@ -82,11 +94,11 @@ class _Attempt:
     start_ns: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class _Plan:
     """What the server decided for a received attempt, before it is delivered."""
 
-    reply: Reply | None
+    reply: Reply | ReadOk | None
     delay_ns: int
     lost: FaultType | None = None
     """Why the answer never arrives: ``READ_TIMEOUT`` and ``TIMEOUT_AFTER_COMMIT`` (no
@@ -95,21 +107,85 @@ class _Plan:
     """The operation's effect exists (committed or replayed by this attempt)."""
 
 
+class ReadOk:
+    """A read's ``200``, decided but not encoded.
+
+    ``value`` is what the client's ``response.json()`` gives; the direct
+    transport hands it over as it is, and only the http transport pays for
+    :attr:`body` (the bytes :func:`responses.success` makes).
+    """
+
+    __slots__ = ("_args", "_result_id", "_tool", "value")
+    status = 200
+    outcome = "ok"
+    content_type = responses.JSON
+    code: str | None = None
+    field: str | None = None
+    retry_after: RetryAfter | None = None
+
+    def __init__(self, *, result_id: str, tool: str, args: Mapping[str, Any]) -> None:
+        """Decide the answer now: ``echo`` reads ``args`` at the moment the server does."""
+        self._result_id = result_id
+        self._tool = tool
+        self._args = args
+        self.value: dict[str, Any] = {
+            "ok": True,
+            "id": result_id,
+            "tool": tool,
+            "echo": responses.echo(args),
+        }
+
+    @property
+    def body(self) -> bytes:
+        """The response body, byte for byte what :func:`responses.success` gives."""
+        return responses.success(result_id=self._result_id, tool=self._tool, args=self._args).body
+
+
+class Pending:
+    """An attempt the server has decided on, whose end the client still waits for."""
+
+    __slots__ = ("n", "plan", "start_ns", "timer", "times_out", "waiter", "who")
+
+    def __init__(self, plan: _Plan, who: _Who, n: int, start_ns: int, times_out: bool) -> None:  # noqa: FBT001
+        """Hold what :meth:`SimulatedService.finish` needs."""
+        self.plan = plan
+        self.who = who
+        self.n = n
+        self.start_ns = start_ns
+        self.times_out = times_out
+        self.waiter: asyncio.Future[None] | None = None
+        """What to await (None: the attempt ends now)."""
+        self.timer: Any = None
+        """The wake-up of ``waiter`` (cancel it when done waiting)."""
+
+
+Answer = tuple[int, "Reply | ReadOk | None", str | None]
+"""How one attempt ended: ``(kind, reply, retry_after)`` (see ``ANSWERED``...``READ_ERROR``)."""
+
+
 class SimulatedService:
     """One simulated tool endpoint with its fault plan, rate limit and idempotency store."""
 
     __slots__ = (
         "_attempts",
-        "_tried",
         "_bucket",
         "_clock",
         "_effects",
+        "_latency",
+        "_name",
         "_reads",
         "_recorder",
+        "_replies",
         "_rng",
         "_store",
+        "_timeout_ns",
+        "_timeout_s",
+        "_tried",
         "contract",
+        "method",
+        "path",
         "spec",
+        "url",
     )
 
     def __init__(
@@ -133,6 +209,23 @@ class SimulatedService:
         self._reads = 0
         self._bucket = TokenBucket(spec.rate_limit) if spec.rate_limit is not None else None
         self._store = IdempotencyStore()
+        # Constants of the hot path, computed once.
+        self._name = spec.name
+        self._latency = _to_ns(spec.latency_s)
+        timeout_s = contract.attempt_timeout_s
+        self._timeout_s = timeout_s
+        self._timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else _to_ns(timeout_s)
+        self._replies: dict[int, tuple[FaultRule, Reply]] = {}
+        # What a client's request to this tool carries (httpx's own parsing of
+        # the URL, so the direct transport records the same method and path);
+        # None if httpx would not build such a request.
+        self.url: httpx.URL | None
+        try:
+            self.url = httpx.URL(spec.url)
+        except (httpx.InvalidURL, TypeError, ValueError):
+            self.url = None
+        self.method = spec.method.upper()
+        self.path = self.url.path if self.url is not None else spec.path
 
     async def handle(
         self, request: httpx.Request, meta: CallMeta | None, *, timeout_s: float
@@ -150,63 +243,145 @@ class SimulatedService:
             httpx.ReadTimeout: no answer within ``timeout_s``.
             httpx.ReadError: reset_after_commit fault.
         """
+        answer = await self.serve(
+            _json_args(request),
+            request.headers.get(IDEMPOTENCY_HEADER) or None,
+            meta,
+            method=request.method,
+            path=request.url.path,
+            timeout_s=timeout_s,
+        )
+        return to_response(answer, request)
+
+    async def serve(
+        self,
+        args: Mapping[str, Any],
+        raw_key: str | None,
+        meta: CallMeta | None,
+        *,
+        method: str,
+        path: str,
+        timeout_s: float,
+    ) -> Answer:
+        """Serve one attempt carrying ``args`` and ``raw_key``; say how it ended.
+
+        The core of :meth:`handle`, without httpx objects: the request's JSON
+        arguments, its ``Idempotency-Key`` (``None`` without one), its method
+        and URL path. Records every event of the attempt. It is
+        :meth:`begin`, the wait, then :meth:`finish` (the direct transport
+        runs those three itself: one coroutine less on every wait).
+        """
+        pending = self.begin(args, raw_key, meta, method=method, path=path, timeout_s=timeout_s)
+        if not isinstance(pending, Pending):
+            return pending
+        waiter = pending.waiter
+        if waiter is not None:
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                self.abandon(pending)
+                raise
+            finally:
+                pending.timer.cancel()
+        return self.finish(pending)
+
+    def begin(
+        self,
+        args: Mapping[str, Any],
+        raw_key: str | None,
+        meta: CallMeta | None,
+        *,
+        method: str,
+        path: str,
+        timeout_s: float,
+    ) -> Answer | Pending:
+        """Steps 1 to 8 of an attempt: the answer of a connect failure, or what to wait for.
+
+        A :class:`Pending` attempt carries the future to await (None if the
+        answer is due now); then :meth:`finish` (or :meth:`abandon`, if the
+        client gave up waiting) records the response.
+        """
         start_ns = self._clock.now_ns()
-        who = _who(meta, self.spec.name)
+        who: _Who = _NOBODY if meta is None else (meta.agent, meta.task, meta.call, meta.op)
         rng = meta.rng if meta is not None else self._rng
-        args = _json_args(request)
-        raw_key = request.headers.get(IDEMPOTENCY_HEADER) or None
         key = digest(raw_key) if raw_key is not None else None
-        args_d = args_digest(args)
-        n = self._attempts.get(who.op, 0) + 1
+        args_d = cached_args_digest(args)
+        op = who[3]
+        n = self._attempts.get(op, 0) + 1
         # Fault plans count every attempt the client made, reached or not, so
         # that "attempts: [1]" with a connect fault fails the first try only.
-        tried = self._tried.get(who.op, 0) + 1
-        self._tried[who.op] = tried
+        tried = self._tried.get(op, 0) + 1
+        self._tried[op] = tried
         rule = select_rule(self.spec.faults, n=tried, at_s=start_ns / NS_PER_S, args=args, rng=rng)
-        sent = {
-            "key": key,
-            "args": args_d,
-            "layer": meta.layer if meta is not None else "controller",
-            "method": request.method,
-            "path": request.url.path,
-        }
+        layer = meta.layer if meta is not None else "controller"
         if rule is not None and rule.fault in NEVER_REACHES_SERVER:
-            self._emit("request", who, reached=False, n=None, **sent)
-            self._respond(who, n=None, outcome=rule.fault.value, started_ns=start_ns)
+            self._emit(
+                "request",
+                who,
+                {
+                    "reached": False,
+                    "n": None,
+                    "key": key,
+                    "args": args_d,
+                    "layer": layer,
+                    "method": method,
+                    "path": path,
+                },
+            )
+            self._respond(who, None, rule.fault.value, start_ns)
             if rule.fault is FaultType.CONNECT_TIMEOUT:
-                raise httpx.ConnectTimeout("timed out", request=request)
-            raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
-        self._attempts[who.op] = n
-        self._emit("request", who, reached=True, n=n, **sent)
-        attempt = _Attempt(who=who, args=args, args_d=args_d, raw_key=raw_key, start_ns=start_ns)
-        plan = self._plan(rule, attempt, rng)
-        return await self._deliver(
-            request, plan, who=who, n=n, start_ns=start_ns, timeout_s=timeout_s
+                return CONNECT_TIMEOUT, None, None
+            return CONNECT_ERROR, None, None
+        self._attempts[op] = n
+        self._emit(
+            "request",
+            who,
+            {
+                "reached": True,
+                "n": n,
+                "key": key,
+                "args": args_d,
+                "layer": layer,
+                "method": method,
+                "path": path,
+            },
         )
+        attempt = _Attempt(who, args, args_d, raw_key, start_ns)
+        plan = self._plan(rule, attempt, rng)
+        return self._schedule(plan, who, n, start_ns, timeout_s)
 
     def _plan(self, rule: FaultRule | None, attempt: _Attempt, rng: random.Random) -> _Plan:
         """Steps 4 to 8: decide the answer of a received attempt (commits happen here)."""
         latency_ns = self._latency_ns(rng)
         if self._bucket is not None and (wait_ns := self._bucket.take(attempt.start_ns)):
-            return _Plan(reply=responses.rate_limited(wait_ns), delay_ns=latency_ns)
+            return _Plan(responses.rate_limited(wait_ns), latency_ns)
         if rule is not None and rule.fault in _PRE_COMMIT:
             if rule.fault is FaultType.READ_TIMEOUT:
-                return _Plan(reply=None, delay_ns=latency_ns, lost=FaultType.READ_TIMEOUT)
-            return _Plan(reply=responses.fault_reply(rule), delay_ns=latency_ns)
+                return _Plan(None, latency_ns, FaultType.READ_TIMEOUT)
+            return _Plan(self._fault_reply(rule), latency_ns)
         stored = self._stored(attempt)
         if stored is not None:
             rejection = _idempotency_rejection(stored, attempt)
             if rejection is not None:
-                return _Plan(reply=rejection, delay_ns=latency_ns)
+                return _Plan(rejection, latency_ns)
         slow = rule is not None and rule.fault is FaultType.SLOW
         delay_ns = latency_ns + (_to_ns(rule.delay_s) if rule is not None and slow else 0)
         reply, committed = self._serve(attempt, stored, done_ns=attempt.start_ns + delay_ns)
         return _Plan(
-            reply=reply,
-            delay_ns=delay_ns,
-            lost=rule.fault if rule is not None and not slow else None,
-            committed=committed,
+            reply,
+            delay_ns,
+            rule.fault if rule is not None and not slow else None,
+            committed,
         )
+
+    def _fault_reply(self, rule: FaultRule) -> Reply:
+        """``responses.fault_reply(rule)``, made once per rule (a reply is immutable)."""
+        cached = self._replies.get(id(rule))
+        if cached is not None and cached[0] is rule:
+            return cached[1]
+        reply = responses.fault_reply(rule)
+        self._replies[id(rule)] = (rule, reply)
+        return reply
 
     def _stored(self, attempt: _Attempt) -> StoredResult | None:
         """The first result for the attempt's key, if this service deduplicates by key."""
@@ -217,21 +392,22 @@ class SimulatedService:
 
     def _serve(
         self, attempt: _Attempt, stored: StoredResult | None, *, done_ns: int
-    ) -> tuple[Reply, bool]:
+    ) -> tuple[Reply | ReadOk, bool]:
         """Steps 6 and 7 on the success path: replay, read or commit; and whether committed."""
         spec = self.spec
         raw_key = attempt.raw_key
+        if not spec.side_effect and stored is None:
+            self._reads += 1
+            return ReadOk(
+                result_id=f"{spec.name}-read-{self._reads}", tool=spec.name, args=attempt.args
+            ), False
         key = digest(raw_key) if raw_key is not None else None
         if stored is not None:
-            self._emit("dedup", attempt.who, key=key, effect=stored.effect)
+            self._emit("dedup", attempt.who, {"key": key, "effect": stored.effect})
             return responses.replayed(status=stored.status, body=stored.body), True
-        if not spec.side_effect:
-            self._reads += 1
-            result_id = f"{spec.name}-read-{self._reads}"
-            return responses.success(result_id=result_id, tool=spec.name, args=attempt.args), False
         self._effects += 1
         effect = f"{spec.name}-{self._effects}"
-        self._emit("commit", attempt.who, effect=effect, key=key)
+        self._emit("commit", attempt.who, {"effect": effect, "key": key})
         reply = responses.success(result_id=effect, tool=spec.name, args=attempt.args)
         if spec.idempotency and raw_key is not None:
             # In flight until the server's (possibly lost) answer is ready.
@@ -245,113 +421,112 @@ class SimulatedService:
             self._store.put(raw_key, result)
         return reply, True
 
-    async def _deliver(
-        self,
-        request: httpx.Request,
-        plan: _Plan,
-        *,
-        who: _Who,
-        n: int,
-        start_ns: int,
-        timeout_s: float,
-    ) -> httpx.Response:
-        """Step 9: wait as the client would, then answer or raise; one response event."""
-        timed_out = "timeout_after_commit" if plan.committed else "read_timeout"
-        timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else _to_ns(timeout_s)
-        never_answers = plan.lost in {FaultType.READ_TIMEOUT, FaultType.TIMEOUT_AFTER_COMMIT}
+    def _schedule(self, plan: _Plan, who: _Who, n: int, start_ns: int, timeout_s: float) -> Pending:
+        """Step 9, first half: when the client sees the attempt end, and a wake-up then."""
+        if timeout_s == self._timeout_s:
+            timeout_ns = self._timeout_ns
+        else:
+            timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else _to_ns(timeout_s)
+        lost = plan.lost
+        never_answers = lost is FaultType.READ_TIMEOUT or lost is FaultType.TIMEOUT_AFTER_COMMIT
         times_out = never_answers or plan.delay_ns > timeout_ns
-        try:
-            await self._sleep_until(start_ns + (timeout_ns if times_out else plan.delay_ns))
-        except asyncio.CancelledError:
-            # The client gave up first (e.g. asyncio.wait_for): for it, a timeout now.
-            self._respond(who, n=n, outcome=timed_out, started_ns=start_ns)
-            raise
-        if times_out or plan.reply is None:
-            self._respond(who, n=n, outcome=timed_out, started_ns=start_ns)
-            raise httpx.ReadTimeout("timed out", request=request)
+        pending = Pending(plan, who, n, start_ns, times_out)
+        due_ns = start_ns + (timeout_ns if times_out else plan.delay_ns)
+        now_ns = self._clock.now_ns()
+        if due_ns > now_ns:
+            loop = asyncio.get_running_loop()
+            # Half a nanosecond early: the virtual loop rounds a timer up to whole
+            # nanoseconds, so the timer fires at due_ns and not one float step later.
+            when = loop.time() + (due_ns - now_ns - 0.5) / NS_PER_S
+            waiter: asyncio.Future[None] = loop.create_future()
+            wake_at = getattr(loop, "wake_at", None)  # the virtual loop's cheaper call_at
+            pending.timer = (
+                wake_at(when, waiter) if wake_at is not None else loop.call_at(when, _wake, waiter)
+            )
+            pending.waiter = waiter
+        return pending
+
+    def abandon(self, pending: Pending) -> None:
+        """The client stopped waiting (e.g. ``asyncio.wait_for``): for it, a timeout now."""
+        outcome = "timeout_after_commit" if pending.plan.committed else "read_timeout"
+        self._respond(pending.who, pending.n, outcome, pending.start_ns)
+
+    def finish(self, pending: Pending) -> Answer:
+        """Step 9, second half: the attempt ends now; one response event; how it ended."""
+        plan = pending.plan
+        who = pending.who
+        n = pending.n
+        start_ns = pending.start_ns
+        if pending.times_out or plan.reply is None:
+            self._respond(
+                who, n, "timeout_after_commit" if plan.committed else "read_timeout", start_ns
+            )
+            return READ_TIMEOUT, None, None
         if plan.lost is FaultType.RESET_AFTER_COMMIT:
-            self._respond(who, n=n, outcome="reset_after_commit", started_ns=start_ns)
-            raise httpx.ReadError("[Errno 104] Connection reset by peer", request=request)
+            self._respond(who, n, "reset_after_commit", start_ns)
+            return READ_ERROR, None, None
         reply = plan.reply
-        headers = {"Content-Type": reply.content_type}
         retry_after = None
         if reply.retry_after is not None:
             retry_after = responses.render_retry_after(reply.retry_after, wall=self._clock.wall())
-            headers["Retry-After"] = retry_after
-        response = httpx.Response(
-            reply.status, headers=headers, content=reply.body, request=request
-        )
         self._respond(
             who,
-            n=n,
-            outcome=reply.outcome,
-            started_ns=start_ns,
+            n,
+            reply.outcome,
+            start_ns,
             status=reply.status,
             retry_after=retry_after,
             code=reply.code,
             field=reply.field,
         )
-        return response
+        return ANSWERED, reply, retry_after
 
     def _latency_ns(self, rng: random.Random) -> int:
         spec = self.spec
-        jitter = rng.uniform(0.0, spec.latency_jitter_s) if spec.latency_jitter_s > 0 else 0.0
-        return _to_ns(spec.latency_s + jitter)
+        if spec.latency_jitter_s > 0:
+            return _to_ns(spec.latency_s + rng.uniform(0.0, spec.latency_jitter_s))
+        return self._latency
 
-    async def _sleep_until(self, due_ns: int) -> None:
-        """Wait until virtual time ``due_ns`` exactly (``asyncio.sleep`` may land 1 ns late)."""
-        now_ns = self._clock.now_ns()
-        if due_ns <= now_ns:
-            return
-        loop = asyncio.get_running_loop()
-        # Half a nanosecond early: the virtual loop rounds a timer up to whole
-        # nanoseconds, so the timer fires at due_ns and not one float step later.
-        when = loop.time() + (due_ns - now_ns - 0.5) / NS_PER_S
-        waiter: asyncio.Future[None] = loop.create_future()
-        timer = loop.call_at(when, _wake, waiter)
-        try:
-            await waiter
-        finally:
-            timer.cancel()
-
-    def _emit(self, kind: str, who: _Who, **data: Any) -> None:
-        self._recorder.emit(
-            kind, agent=who.agent, task=who.task, call=who.call, op=who.op, tool=who.tool, **data
-        )
+    def _emit(self, kind: str, who: _Who, data: dict[str, Any]) -> None:
+        self._recorder.record(kind, who[0], who[1], who[2], who[3], self._name, data)
 
     def _respond(
         self,
         who: _Who,
-        *,
         n: int | None,
         outcome: str,
         started_ns: int,
+        *,
         status: int | None = None,
         retry_after: str | None = None,
         code: str | None = None,
         field: str | None = None,
     ) -> None:
-        now_ns = self._clock.now_ns()
+        clock = self._clock
         self._emit(
             "response",
             who,
-            n=n,
-            outcome=outcome,
-            status=status,
-            retry_after=retry_after,
-            retry_after_at=responses.retry_after_at(
-                retry_after, now_ns=now_ns, epoch=self._clock.epoch
-            ),
-            code=code,
-            field=field,
-            started=seconds(started_ns),
+            {
+                "n": n,
+                "outcome": outcome,
+                "status": status,
+                "retry_after": retry_after,
+                "retry_after_at": None
+                if retry_after is None
+                else responses.retry_after_at(
+                    retry_after, now_ns=clock.now_ns(), epoch=clock.epoch
+                ),
+                "code": code,
+                "field": field,
+                "started": round(started_ns / NS_PER_S, 9),
+            },
         )
 
 
 class Services:
     """Every simulated service of a run, reached by URL host or by tool name."""
 
-    __slots__ = ("_by_host", "by_name")
+    __slots__ = ("_by_host", "by_name", "direct")
 
     def __init__(
         self,
@@ -371,6 +546,13 @@ class Services:
             service = SimulatedService(spec, recorder=recorder, clock=clock, contract=contract)
             self.by_name[spec.name] = service
             self._by_host[httpx.URL(spec.base_url).host] = service
+        # The tools a direct attempt may reach by name: exactly those a request
+        # to the tool's URL reaches by host (the direct transport's shortcut).
+        self.direct: dict[str, SimulatedService] = {
+            name: service
+            for name, service in self.by_name.items()
+            if service.url is not None and self._by_host.get(service.url.host) is service
+        }
 
     def __iter__(self) -> Iterator[SimulatedService]:
         """The services, in the order their tools were given."""
@@ -404,10 +586,68 @@ def _idempotency_rejection(stored: StoredResult, attempt: _Attempt) -> Reply | N
     return None
 
 
-def _who(meta: CallMeta | None, tool: str) -> _Who:
-    if meta is None:
-        return _Who(agent=None, task=None, call=None, op=None, tool=tool)
-    return _Who(agent=meta.agent, task=meta.task, call=meta.call, op=meta.op, tool=tool)
+def to_response(answer: Answer, request: httpx.Request) -> httpx.Response:
+    """The ``httpx.Response`` for ``answer`` to ``request``, or raise what httpx would."""
+    kind, reply, retry_after = answer
+    if kind == CONNECT_TIMEOUT:
+        raise httpx.ConnectTimeout("timed out", request=request)
+    if kind == CONNECT_ERROR:
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+    if kind == READ_ERROR:
+        raise httpx.ReadError("[Errno 104] Connection reset by peer", request=request)
+    if kind == READ_TIMEOUT or reply is None:
+        raise httpx.ReadTimeout("timed out", request=request)
+    headers = {"Content-Type": reply.content_type}
+    if retry_after is not None:
+        headers["Retry-After"] = retry_after
+    return httpx.Response(reply.status, headers=headers, content=reply.body, request=request)
+
+
+_DIGESTS: dict[Any, str] = {}
+_DIGESTS_MAX = 4096
+# No floats: 0.0 == -0.0 (same hash) but JSON tells them apart.
+_FLAT = frozenset({str, int, bool, type(None)})
+
+
+def flat_key(args: Any) -> tuple[Any, ...] | None:
+    """A hashable stand-in for a flat argument dict, or None for anything else.
+
+    Flat: a ``dict`` of ASCII ``str`` names to ASCII ``str``, ``int``, ``bool``
+    or ``None`` values. Two dicts with equal keys give the same JSON (same
+    bytes, same digest): the key keeps the order and the type of every value
+    (``1 == True`` in Python, not in JSON).
+    """
+    if type(args) is not dict:
+        return None
+    types = tuple(map(type, args.values()))
+    if not _FLAT.issuperset(types):
+        return None
+    try:
+        names = "".join(args)
+    except TypeError:  # a name that is not a str
+        return None
+    if not names.isascii():
+        return None
+    if str in types and not "".join(v for v in args.values() if type(v) is str).isascii():
+        return None
+    return (tuple(args.items()), types)
+
+
+def cached_args_digest(args: Mapping[str, Any]) -> str:
+    """``args_digest(args)``, remembered for flat argument dicts (a fleet repeats them).
+
+    See :func:`flat_key`; anything else is digested every time. The memory
+    is bounded.
+    """
+    memo_key = flat_key(args)
+    if memo_key is None:
+        return args_digest(args)
+    found = _DIGESTS.get(memo_key)
+    if found is None:
+        if len(_DIGESTS) >= _DIGESTS_MAX:
+            _DIGESTS.clear()
+        found = _DIGESTS[memo_key] = args_digest(args)
+    return found
 
 
 def _json_args(request: httpx.Request) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 # Copyright 2026 the retrychaos authors. Licensed under the MIT License.
-# ruff: noqa: E501 - exact expected messages read best unbroken, one per line
+
 """Every field's validation message, exactly as a person reads it."""
 
 from __future__ import annotations

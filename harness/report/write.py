@@ -1,0 +1,55 @@
+"""Writing every format of a report directory, first from a run, later from its record.
+
+``write_reports`` is what ``retrychaos run`` calls: ``results.json`` and the
+traces, then the formats derived from them. ``regenerate`` is ``retrychaos
+report``: the derived formats again, from ``results.json`` and the traces
+alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.invariants.registry import ALL
+from harness.report.html import render_html
+from harness.report.junit import write_junit
+from harness.report.results import load_results, report_meta, write_results
+from harness.report.summary import render_summary
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from harness.runner import CaseResult
+    from harness.world.spec import Scenario
+
+__all__ = ["FORMATS", "regenerate", "render_reports", "write_reports"]
+
+FORMATS = ("results.json", "junit.xml", "summary.md", "index.html")
+"""The files of a report directory (plus ``traces/``)."""
+
+
+def write_reports(
+    run_dir: Path, results: Sequence[CaseResult], scenarios: Sequence[Scenario]
+) -> dict[str, Any]:
+    """Write every format for a finished run; return the ``results.json`` document."""
+    document = write_results(run_dir, results, report_meta(scenarios))
+    render_reports(run_dir, document)
+    return document
+
+
+def render_reports(run_dir: Path, document: dict[str, Any]) -> None:
+    """Write ``junit.xml``, ``summary.md`` and ``index.html`` from a ``results.json`` document."""
+    ids = document.get("invariant_ids")
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        ids = [inv.id for inv in ALL]
+    write_junit(run_dir / "junit.xml", document, ids)
+    (run_dir / "summary.md").write_text(render_summary(document, ids), encoding="utf-8")
+    (run_dir / "index.html").write_text(render_html(document, run_dir, ids), encoding="utf-8")
+
+
+def regenerate(run_dir: Path) -> dict[str, Any]:
+    """Rewrite the derived formats of ``run_dir`` (raises ``ReportInputError`` on bad input)."""
+    document = load_results(run_dir)
+    render_reports(run_dir, document)
+    return document
