@@ -1,0 +1,90 @@
+"""The compatibility matrix: generated, deterministic, and the committed one is current."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from harness import matrix
+from harness.runner import CaseResult
+from harness.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "compatibility.md"
+SCENARIOS = Path(__file__).parent / "scenarios"
+
+
+def _result(scenario: str, controller: str, invariants: list[str], **metrics: float) -> CaseResult:
+    """A case result with one violation per invariant named."""
+    return CaseResult(
+        scenario=scenario,
+        suite="scenarios",
+        controller=controller,
+        seed=1,
+        passed=not invariants,
+        violations=[{"invariant": i, "message": "m"} for i in invariants],
+        metrics={"amplification": 1.0, "duplicate_side_effects": 0, **metrics},
+        wall_s=12.5,
+    )
+
+
+def test_committed_matrix_matches_a_fresh_run():
+    """The block in docs/compatibility.md is what the generator produces for its seed set."""
+    committed = matrix.extract_block(DOC.read_text(encoding="utf-8"))
+    assert committed is not None, f"{DOC} lacks the matrix markers"
+    seeds = list(range(1, matrix.DEFAULT_SEED_COUNT + 1))
+    assert f"--seeds {len(seeds)}`" in committed.splitlines()[0]
+    computed = matrix.run_matrix(
+        matrix.load_library(matrix.shipped_scenarios()), seeds, jobs=matrix.DEFAULT_JOBS
+    )
+    fresh = matrix.render(computed, DOC.parent)
+    assert committed == fresh, "docs/compatibility.md is stale: run `python -m harness.matrix`"
+    readme = matrix.extract_block((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert readme == matrix.render(computed, ROOT), (
+        "README.md's matrix is stale: run `python -m harness.matrix --readme README.md`"
+    )
+
+
+def test_cells_count_failing_runs_and_mark_what_does_not_apply():
+    """A cell reads pass, a count of failing runs, or n/a; wall times never show."""
+    post = load_scenario(SCENARIOS / "post-timeout-after-commit.yaml")
+    read = load_scenario(SCENARIOS / "read-503-twice.yaml")
+    results = [
+        _result(post.name, "x", ["no_duplicate_side_effects"], duplicate_side_effects=1),
+        _result(read.name, "x", [], deadline_overrun_max=0.25),
+    ]
+    text = matrix.render(matrix.build_matrix(results, [post, read], [1]), SCENARIOS.parent)
+    row = next(line for line in text.splitlines() if line.startswith("| `x` | 1/2 |"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    labels = list(matrix.LABELS.values())
+    assert cells[2 + labels.index("duplicates")] == "✗ 1"
+    assert cells[2 + labels.index("deadline")] == "pass"
+    assert cells[2 + labels.index("breaker")] == "n/a"
+    assert "| `x` | 1.00 | 1.00 | 1 | 0.250 | 0 |" in text
+    assert "[scenarios/adapters-post-timeout-after-commit](scenarios/post-timeout" in text
+    assert "12.5" not in text
+
+
+def test_block_replacement_keeps_the_prose_around_it():
+    """Only the text between the markers changes; extract_block reads it back."""
+    text = f"intro\n{matrix.START}\nold\n{matrix.END}\noutro\n"
+    new = matrix.replace_block(text, "fresh\n")
+    assert new == f"intro\n{matrix.START}\nfresh\n{matrix.END}\noutro\n"
+    assert matrix.extract_block(new) == "fresh\n"
+    assert matrix.extract_block("no markers") is None
+
+
+def test_command_writes_then_checks_a_file(tmp_path):
+    """`python -m harness.matrix` fills a new file, and --check then finds it current."""
+    library = tmp_path / "library" / "transient"
+    library.mkdir(parents=True)
+    shutil.copy(SCENARIOS / "read-503-twice.yaml", library)
+    out = tmp_path / "docs" / "compat.md"
+    args = ["--scenarios", str(library.parent), "--out", str(out), "--seeds", "1", "--jobs", "1"]
+    assert matrix.main(args) == 0
+    first = out.read_text(encoding="utf-8")
+    assert "(../library/transient/read-503-twice.yaml)" in first
+    assert matrix.main([*args, "--check"]) == 0
+    assert out.read_text(encoding="utf-8") == first
+    out.write_text(first.replace("✗", "?"), encoding="utf-8")
+    assert matrix.main([*args, "--check"]) == 1
