@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from harness.report.draw import WIDTH
-from harness.report.svg import Figure, Scale, Shape, nice_step, shape, tick_label
+from harness.report.svg import WIDTH, Figure, Scale, Shape, nice_step, shape, tick_label
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

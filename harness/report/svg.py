@@ -11,7 +11,25 @@ import math
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["Figure", "Scale", "Shape", "TextRows", "nice_step", "shape"]
+__all__ = [
+    "LEFT",
+    "RIGHT",
+    "WIDTH",
+    "Figure",
+    "Scale",
+    "Shape",
+    "TextRows",
+    "nice_step",
+    "shape",
+    "text_width",
+    "tick_label",
+]
+
+WIDTH: Final = 1280
+"""Width of every figure of a run (they share one time axis)."""
+LEFT: Final = 118
+"""Left margin: lane names."""
+RIGHT: Final = 24
 
 CHAR_W: Final = 5.9
 """Approximate width of one character of the 10 px label font."""

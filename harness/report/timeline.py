@@ -11,18 +11,20 @@ A trace is seen one of two ways:
 
 Both views carry each tool's circuit-breaker state over time, read from the
 controller's audit stream (records with a ``breaker_state``; a breaker is
-closed until a record says otherwise). Everything here is in virtual seconds;
-:mod:`harness.report.draw` turns it into pixels.
+closed until a record says otherwise). Everything here is in virtual seconds
+(the values are in :mod:`harness.report.model`); :mod:`harness.report.draw`
+turns them into pixels; the per-tool view is :mod:`harness.report.binned`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.invariants.index import index_of
+from harness.report.binned import BINS, per_tool
+from harness.report.model import Mark, Point, Span, Timeline, seconds_text
 from harness.report.outcomes import category_of, short_label
 
 if TYPE_CHECKING:
@@ -35,92 +37,9 @@ MAX_AGENT_LANES: Final = 20
 """More agents than this and the timeline shows a lane per tool instead."""
 MAX_MARKS: Final = 800
 """More attempts than this and the timeline shows a lane per tool instead."""
-BINS: Final = 100
-"""Time bins of the per-tool view."""
 MAX_NUMBERED: Final = 30
 """Violations numbered on a per-agent timeline (the rest are listed, not drawn)."""
 _EPS: Final = 1e-9
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Mark:
-    """One attempt: from its request to its response (``end`` None: never answered)."""
-
-    lane: int
-    seq: int
-    start: float
-    end: float | None
-    category: str
-    label: str
-    detail: str
-    violations: tuple[int, ...] = ()
-    """Numbers (1-based, in the run's order) of the violations pointing at this attempt."""
-    violation_text: str = ""
-    """Those violations' messages, one per line, numbered."""
-    sdk: bool = False
-    """Sent by an SDK-style retry layer under the controller."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Span:
-    """Something that lasts on a lane: a wait, a Retry-After window, a breaker state."""
-
-    lane: int
-    start: float
-    end: float
-    text: str
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Point:
-    """Something that happens at one instant on a lane: a deadline, a commit, a call, a flag."""
-
-    lane: int
-    at: float
-    text: str
-    detail: str = ""
-    until: float | None = None
-    """For a call label: when the lane's next call starts (the label must end before)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Bin:
-    """Attempts (or violations) of one lane, one outcome and one time bin, counted."""
-
-    lane: int
-    start: float
-    end: float
-    category: str
-    count: int
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Timeline:
-    """Everything one run's timeline shows (see the module docstring)."""
-
-    mode: str
-    """``agents`` (a lane per agent) or ``tools`` (a lane per tool, binned)."""
-    lanes: tuple[str, ...]
-    end: float
-    """The time of the trace's last event."""
-    requests: int
-    """``request`` events in the trace: the attempts drawn or counted."""
-    agents: int
-    marks: tuple[Mark, ...] = ()
-    waits: tuple[Span, ...] = ()
-    windows: tuple[Span, ...] = ()
-    deadlines: tuple[Point, ...] = ()
-    commits: tuple[Point, ...] = ()
-    calls: tuple[Point, ...] = ()
-    flags: tuple[Point, ...] = ()
-    """Violations that point at no attempt, drawn where and when they happened."""
-    breaker_tools: tuple[str, ...] = ()
-    breaker: tuple[Span, ...] = ()
-    """Breaker states; ``lane`` indexes ``breaker_tools`` and ``text`` is the state."""
-    bins: tuple[Bin, ...] = ()
-    violation_bins: tuple[Bin, ...] = ()
 
 
 def build_timeline(
@@ -134,12 +53,8 @@ def build_timeline(
     if len(agents) <= MAX_AGENT_LANES and len(index.attempts) <= MAX_MARKS:
         timeline = _per_agent(index, agents, end, violations)
     else:
-        timeline = _per_tool(index, len(agents), end, violations)
+        timeline = per_tool(index, len(agents), end, violations)
     return replace(timeline, breaker_tools=tools, breaker=spans)
-
-
-def _fmt(seconds: float) -> str:
-    return f"{seconds:.3f} s"
 
 
 def _describe(attempt: Attempt) -> tuple[str, str, str]:
@@ -152,8 +67,8 @@ def _describe(attempt: Attempt) -> tuple[str, str, str]:
     answered = " ".join(str(x) for x in (outcome, status, data.get("code")) if x is not None)
     lines = [
         f"attempt {attempt.ordinal} of {request.op} on {request.tool} ({layer} layer)",
-        f"t = {_fmt(request.at)}"
-        + (f" to {_fmt(response.at)}" if response is not None else ", never answered"),
+        f"t = {seconds_text(request.at)}"
+        + (f" to {seconds_text(response.at)}" if response is not None else ", never answered"),
         f"outcome: {answered}" if response is not None else "outcome: none recorded",
         f"idempotency key: {key or 'none'}"
         + ("" if request.data.get("reached", True) else " (never reached the server)"),
@@ -247,7 +162,7 @@ def _per_agent(
                     end=float(until),
                     text="Retry-After",
                     detail=f"Retry-After {response.data.get('retry_after')!r}: nothing should "
-                    f"reach {request.tool} before t = {_fmt(float(until))}",
+                    f"reach {request.tool} before t = {seconds_text(float(until))}",
                 )
             )
     return Timeline(
@@ -304,7 +219,7 @@ def _deadlines(index: TraceIndex, lane: Mapping[int, int]) -> list[Point]:
                 lane=lane[start.agent],
                 at=task.deadline,
                 text="deadline",
-                detail=f"deadline of task {task.task}: t = {_fmt(task.deadline)}",
+                detail=f"deadline of task {task.task}: t = {seconds_text(task.deadline)}",
             )
         )
     return points
@@ -339,78 +254,6 @@ def _calls(index: TraceIndex, lane: Mapping[int, int]) -> list[Point]:
     return points
 
 
-def _per_tool(
-    index: TraceIndex, agents: int, end: float, violations: Sequence[Mapping[str, Any]]
-) -> Timeline:
-    tools: dict[str, int] = {}
-    for attempt in index.attempts:
-        tools.setdefault(str(attempt.request.tool), len(tools))
-    width = max(end, _EPS) / BINS
-    counts: Counter[tuple[int, int, str]] = Counter()
-    for attempt in index.attempts:
-        data = attempt.response.data if attempt.response is not None else {}
-        category = category_of(data.get("outcome"), data.get("status"))
-        counts[(tools[str(attempt.request.tool)], _bin(attempt.at, width), category)] += 1
-    bins = [
-        Bin(
-            lane=row,
-            start=slot * width,
-            end=(slot + 1) * width,
-            category=category,
-            count=n,
-            detail=f"{n} attempt{'s' * (n != 1)} ({category}) on {list(tools)[row]}"
-            f" between t = {_fmt(slot * width)} and {_fmt((slot + 1) * width)}",
-        )
-        for (row, slot, category), n in sorted(counts.items())
-    ]
-    return Timeline(
-        mode="tools",
-        lanes=tuple(tools),
-        end=end,
-        requests=len(index.attempts),
-        agents=agents,
-        bins=tuple(bins),
-        violation_bins=tuple(_violation_bins(index, tools, width, violations)),
-    )
-
-
-def _bin(at: float, width: float) -> int:
-    return min(BINS - 1, int(at / width))
-
-
-def _violation_bins(
-    index: TraceIndex,
-    tools: Mapping[str, int],
-    width: float,
-    violations: Sequence[Mapping[str, Any]],
-) -> list[Bin]:
-    by_seq = {e.seq: e for e in index.events}
-    tool_of_op = {op: str(a[0].request.tool) for op, a in index.ops.items() if a}
-    counts: Counter[tuple[int, int]] = Counter()
-    kinds: dict[tuple[int, int], Counter[str]] = {}
-    for violation in violations:
-        event = by_seq.get(violation.get("seq"))  # type: ignore[arg-type]
-        tool = (event.tool if event is not None else None) or tool_of_op.get(violation.get("op"))
-        if tool not in tools or not isinstance(violation.get("at"), int | float):
-            continue
-        key = (tools[str(tool)], _bin(float(violation["at"]), width))
-        counts[key] += 1
-        kinds.setdefault(key, Counter())[str(violation.get("invariant"))] += 1
-    return [
-        Bin(
-            lane=row,
-            start=slot * width,
-            end=(slot + 1) * width,
-            category="violation",
-            count=n,
-            detail=f"{n} violation{'s' * (n != 1)} between t = {_fmt(slot * width)} and "
-            f"{_fmt((slot + 1) * width)}: "
-            + ", ".join(f"{name} ({k})" for name, k in kinds[(row, slot)].most_common()),
-        )
-        for (row, slot), n in sorted(counts.items())
-    ]
-
-
 def _breaker(index: TraceIndex, end: float) -> tuple[tuple[str, ...], tuple[Span, ...]]:
     """Each tool's breaker states over time, from audit records carrying ``breaker_state``."""
     changes: dict[str, list[tuple[float, str]]] = {}
@@ -440,7 +283,7 @@ def _breaker(index: TraceIndex, end: float) -> tuple[tuple[str, ...], tuple[Span
                         end=max(stop, start),
                         text=state,
                         detail=f"breaker of {tool}: {state.replace('_', '-')} from "
-                        f"t = {_fmt(start)} to {_fmt(max(stop, start))}",
+                        f"t = {seconds_text(start)} to {seconds_text(max(stop, start))}",
                     )
                 )
     return tools, tuple(spans)

@@ -18,7 +18,7 @@ from report_dom import parse
 from report_png import decode
 
 if TYPE_CHECKING:
-    from conftest import RunDir
+    from report_runs import RunDir
 
 FLAGS = (
     "--headless",

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from conftest import TINY
+from report_runs import TINY
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -12,7 +12,7 @@ from harness.report.html import MAX_TIMELINES, render_html
 from harness.report.outcomes import category_of
 
 if TYPE_CHECKING:
-    from conftest import RunDir
+    from report_runs import RunDir
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 

@@ -12,7 +12,7 @@ from report_xsd import read_schema, validate
 from harness.report.junit import render_junit
 
 if TYPE_CHECKING:
-    from conftest import RunDir
+    from report_runs import RunDir
 
 SCHEMA = read_schema(Path(__file__).with_name("junit.xsd"))
 

@@ -13,7 +13,7 @@ from harness.world.trace import load
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from conftest import RunDir
+    from report_runs import RunDir
 
 
 def test_results_json_keeps_the_contract(tiny: RunDir) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from conftest import RunDir
+    from report_runs import RunDir
 
 
 def _lines(run_dir: RunDir) -> list[str]:
