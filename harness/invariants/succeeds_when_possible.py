@@ -176,7 +176,7 @@ def _rate_violation(index_tasks: int, ok: int, wanted: float) -> Violation:
     return Violation(
         invariant=ID,
         message=(
-            f"the task success rate was {rate:.2f} ({ok} of {index_tasks} tasks succeeded); "
+            f"the task success rate was {rate:.3f} ({ok} of {index_tasks} tasks succeeded); "
             f"the scenario expects at least {wanted:.2f}"
         ),
         task=None,

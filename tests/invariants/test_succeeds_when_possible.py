@@ -42,7 +42,7 @@ def test_success_rate_below_expectation_fails(trace, scenario_of):
     violations = INVARIANT.check(trace.events, scenario)
     assert [v.message for v in violations] == [
         (
-            "the task success rate was 0.33 (1 of 3 tasks succeeded); the scenario expects at "
+            "the task success rate was 0.333 (1 of 3 tasks succeeded); the scenario expects at "
             "least 0.50"
         )
     ]
