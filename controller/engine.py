@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CallRun", "Done"]
 
+_TOO_MANY_REQUESTS = 429
 _BREAKER_FAILURE_KINDS = frozenset({FailureKind.TRANSIENT, FailureKind.UNKNOWN})
 
 
@@ -310,7 +311,9 @@ class CallRun:
         if failure.retry_after_s is not None:
             self.budget.hold(self.tool, self._core.clock.now() + failure.retry_after_s)
         if self._permit is not None:
-            if failure.kind in _BREAKER_FAILURE_KINDS:
+            # A 429 naming when to come back is a live service pacing us, not an outage.
+            paced = failure.status == _TOO_MANY_REQUESTS and failure.retry_after_s is not None
+            if failure.kind in _BREAKER_FAILURE_KINDS and not paced:
                 self.breaker.record_failure(self._permit)
             else:
                 # A definite answer (argument or permanent error) means the service is up.

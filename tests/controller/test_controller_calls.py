@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from controller import (
+    BreakerConfig,
     BudgetExhausted,
     ReferenceController,
     RetryPolicy,
@@ -350,3 +351,17 @@ def test_gate_leaves_retry_after_waits_to_the_controller(clock):
     assert call(controller(clock), tool) == "ok"
     assert answers == [False]
     assert 1.0 <= clock.sleeps[0] <= 1.2
+
+
+def test_quota_429_with_retry_after_does_not_open_the_breaker(clock):
+    """A 429 naming when to come back paces the caller; only real outages open the breaker."""
+    ctl = controller(clock, breaker_config=BreakerConfig(failure_threshold=2))
+    for n in range(3):
+        quota = status_error(429, headers={"Retry-After": "1"})
+        tool = ScriptedTool(script=[quota, quota])
+        result = call(ctl, tool, task_id=f"quota-{n}")
+        assert result == {"ok": True}
+    assert ctl.breaker_for("search").state.value == "closed"
+    for n in range(2):
+        call(ctl, ScriptedTool(script=[status_error(503)] * 3), task_id=f"outage-{n}")
+    assert ctl.breaker_for("search").state.value == "open"
