@@ -18,7 +18,6 @@ This module is public and stable; users write against it from the README.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -102,8 +101,8 @@ class EnvClock:
         return self._clock.wall()
 
     async def sleep(self, seconds: float) -> None:
-        """Wait ``seconds`` of virtual time."""
-        await asyncio.sleep(seconds)
+        """Wait ``seconds`` of virtual time (as ``asyncio.sleep`` does)."""
+        await sleep(seconds)
 
     def sleep_sync(self, seconds: float) -> None:
         """Wait from sync code (a sync controller's thread)."""
@@ -360,22 +359,28 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
 
     def sink(record: Any) -> None:
         meta = CURRENT_CALL.get()
-        ids: dict[str, Any] = {
-            "agent": meta.agent if meta else None,
-            "task": meta.task if meta else None,
-            "call": meta.call if meta else None,
-            "op": meta.op if meta else None,
-        }
+        agent, task, call, op = (
+            (meta.agent, meta.task, meta.call, meta.op) if meta else (None, None, None, None)
+        )
         if not isinstance(record, dict):
-            recorder.emit(
+            recorder.record(
                 "audit",
-                **ids,
-                record={"invalid": type(record).__name__},
-                leaks=[],
-                missing=list(AUDIT_FIELDS),
+                agent,
+                task,
+                call,
+                op,
+                None,
+                {
+                    "record": {"invalid": type(record).__name__},
+                    "leaks": [],
+                    "missing": list(AUDIT_FIELDS),
+                },
             )
             return
         text = json.dumps(record, sort_keys=True, default=str)
+        if not recorder.wants_data:  # a counted run keeps no audit record: only count it
+            recorder.record("audit", agent, task, call, op, None, {})
+            return
         leaks: list[str] = []
         if SECRET_PREFIX in text:
             text, found = _SECRET_RE.subn("[REDACTED-SECRET]", text)
@@ -386,6 +391,14 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
             if found:
                 leaks.append("raw_key")
         missing = [name for name in AUDIT_FIELDS if name not in record]
-        recorder.emit("audit", **ids, record=json.loads(text), leaks=leaks, missing=missing)
+        recorder.record(
+            "audit",
+            agent,
+            task,
+            call,
+            op,
+            None,
+            {"record": json.loads(text), "leaks": leaks, "missing": missing},
+        )
 
     return sink

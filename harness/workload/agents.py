@@ -67,6 +67,8 @@ class Fleet:
         self.workload = workload
         self.sdk = SdkLayer(retries=workload.sdk_retries) if workload.sdk_retries else None
         self.is_async = inspect.iscoroutinefunction(getattr(controller, "call", None))
+        hook = getattr(controller, "task_done", None)
+        self.task_done_hook = hook if callable(hook) else None
         # One tool per spec, copied for each invocation (Tool.bound_to).
         self._tools: dict[str, Tool] = {}
 
@@ -110,6 +112,27 @@ class Fleet:
                 ok = False
                 break
         record("task_end", agent, task, None, None, None, {"ok": ok})
+        await self._task_done(agent, task)
+
+    async def _task_done(self, agent: int, task: str) -> None:
+        """Tell the controller a task is over, if it asks (``task_done(task_id)``, optional)."""
+        hook = self.task_done_hook
+        if hook is None:
+            return
+        try:
+            result = hook(task)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            self.recorder.record(
+                "hook_error",
+                agent,
+                task,
+                None,
+                None,
+                None,
+                {"hook": "task_done", "error": _short(f"{type(exc).__name__}: {exc}")},
+            )
 
     async def _operation(  # noqa: PLR0917 (one operation's identity, passed through)
         self,

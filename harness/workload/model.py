@@ -86,6 +86,7 @@ class Model:
             return Next(again=True, args=dict(args), action="replan", detail="same call")
         if policy is ModelPolicy.MUTATING:
             mutated = dict(args)
+            self.faker.seed_instance(self.rng.getrandbits(32))  # shared faker: seed each use
             mutated["note"] = f"retry {replans + 1}: {self.faker.sentence(nb_words=4)}"
             return Next(again=True, args=mutated, action="replan", detail="mutated note")
         if outcome.decision in _STOPS:

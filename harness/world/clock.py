@@ -12,14 +12,18 @@ next timer when every task is waiting. ``asyncio.sleep``, ``wait_for``,
 it passes in however long the callbacks take to run.
 
 The loop runs the stock ``BaseEventLoop._run_once`` algorithm (same order of
-callbacks, same timer heap, same tie-breaking), leaner: its timer heap holds
-``(when, handle)`` pairs, so the heap compares floats in C instead of calling
-``TimerHandle.__lt__``; it polls the selector only when real I/O can be pending
-(a thread outside the clock, a registered file descriptor) and otherwise every
-64th iteration; and the harness's own waits (:func:`sleep`,
-:meth:`VirtualEventLoop.wake_at`) put a lighter entry than a ``TimerHandle`` in
-the same heap. Everything a controller schedules still goes through asyncio's
-public API unchanged.
+callbacks, same timer heap, same tie-breaking), leaner, because a fleet run is
+hundreds of thousands of its iterations: its timer heap holds ``(when,
+handle)`` pairs, so the heap compares floats in C instead of calling
+``TimerHandle.__lt__`` (equal times still compare as neither smaller nor
+larger, so the heap is the very same); it polls the selector only when real
+I/O can be pending (a thread outside the clock, a registered file descriptor)
+and otherwise every 64th iteration; it runs handles inline; ``call_soon`` and
+``call_at`` skip their indirections; and the harness's own waits
+(:func:`sleep`, :meth:`VirtualEventLoop.wake_at`) put a lighter entry than a
+``TimerHandle`` in the same heap. Everything a controller schedules still goes
+through asyncio's public API. ``tests/bench/test_loop_order.py`` checks the
+order against the stock algorithm.
 
 Two ways out of a run that the loop detects itself:
 
@@ -263,6 +267,22 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         timer._scheduled = True  # noqa: SLF001
         return timer  # type: ignore[no-any-return]
 
+    def call_soon(  # type: ignore[override]
+        self,
+        callback: Callable[..., object],
+        *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.Handle:
+        """``BaseEventLoop.call_soon`` without its indirections (every task wake-up comes here)."""
+        if self._debug:
+            return super().call_soon(callback, *args, context=context)
+        if self._closed:
+            msg = "Event loop is closed"
+            raise RuntimeError(msg)
+        handle = events.Handle(callback, args, self, context)
+        self._ready.append(handle)
+        return handle
+
     def wake_at(self, when: float, waiter: asyncio.Future[Any]) -> Wake:
         """Set ``waiter``'s result to None at loop time ``when`` (unless it is done by then).
 
@@ -276,7 +296,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         heappush(self._scheduled, (when, wake))
         return wake
 
-    def _run_once(self) -> None:  # noqa: C901, PLR0912 (asyncio's algorithm, inlined)
+    def _run_once(self) -> None:  # noqa: C901, PLR0912, PLR0915 (asyncio's algorithm, inlined)
         """One iteration of ``BaseEventLoop._run_once`` (Python 3.11), leaner.
 
         Same steps in the same order: drop cancelled timers, wait (here: jump
@@ -285,11 +305,12 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         is leaner.
         """
         self.iterations += 1
+        if self._timer_cancelled_count:  # else no cancelled timer is in the heap
+            self._drop_cancelled(self._scheduled)
         scheduled = self._scheduled
         ready = self._ready
-        self._drop_cancelled(scheduled)
-        scheduled = self._scheduled
         selector = self._vselector
+        clock = self.clock
         poll = (
             self._outside_threads > 0
             or selector.registered > 1
@@ -298,16 +319,22 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         if ready or self._stopping:
             if poll:
                 self._process_events(selector.real_select(0))
+        elif scheduled and not poll:
+            # Idle: jump the clock to the next timer (what select() + _idle() do).
+            when = scheduled[0][0]
+            if when - clock._ns / NS_PER_S > 0:  # noqa: SLF001 (the timeout select() would get)
+                when_ns = math.ceil(when * NS_PER_S)
+                if when_ns > self.horizon_ns or when_ns <= clock._ns:  # noqa: SLF001
+                    self._idle(selector)
+                else:
+                    clock._ns = when_ns  # noqa: SLF001
         else:
             timeout: float | None = None
             if scheduled:
                 timeout = min(max(0, scheduled[0][0] - self.time()), MAXIMUM_SELECT_TIMEOUT)
-            if poll or not scheduled:
-                self._process_events(selector.select(timeout))
-            elif timeout != 0:
-                self._idle(selector)
+            self._process_events(selector.select(timeout))
 
-        end_time = self.time() + self._clock_resolution
+        end_time = clock._ns / NS_PER_S + self._clock_resolution  # noqa: SLF001
         while scheduled:
             when, handle = scheduled[0]
             if when >= end_time:

@@ -294,18 +294,20 @@ class SimulatedService:
         method: str,
         path: str,
         timeout_s: float,
+        args_key: tuple[Any, ...] | None = None,
     ) -> Answer | Pending:
         """Steps 1 to 8 of an attempt: the answer of a connect failure, or what to wait for.
 
         A :class:`Pending` attempt carries the future to await (None if the
         answer is due now); then :meth:`finish` (or :meth:`abandon`, if the
         client gave up waiting) records the response.
+        ``args_key``: :func:`flat_key` of ``args``, if the caller has it.
         """
         start_ns = self._clock.now_ns()
         who: _Who = _NOBODY if meta is None else (meta.agent, meta.task, meta.call, meta.op)
         rng = meta.rng if meta is not None else self._rng
         key = digest(raw_key) if raw_key is not None else None
-        args_d = cached_args_digest(args)
+        args_d = cached_args_digest(args, args_key)
         op = who[3]
         n = self._attempts.get(op, 0) + 1
         # Fault plans count every attempt the client made, reached or not, so
@@ -604,7 +606,8 @@ def to_response(answer: Answer, request: httpx.Request) -> httpx.Response:
 
 
 _DIGESTS: dict[Any, str] = {}
-_DIGESTS_MAX = 4096
+_FLAT_SEEN: dict[tuple[Any, ...], tuple[type, ...]] = {}
+_MEMO_MAX = 4096
 # No floats: 0.0 == -0.0 (same hash) but JSON tells them apart.
 _FLAT = frozenset({str, int, bool, type(None)})
 
@@ -619,32 +622,42 @@ def flat_key(args: Any) -> tuple[Any, ...] | None:
     """
     if type(args) is not dict:
         return None
+    items = tuple(args.items())
     types = tuple(map(type, args.values()))
-    if not _FLAT.issuperset(types):
-        return None
     try:
-        names = "".join(args)
-    except TypeError:  # a name that is not a str
+        seen = _FLAT_SEEN.get(items)
+    except TypeError:  # an unhashable value: not flat
         return None
-    if not names.isascii():
-        return None
-    if str in types and not "".join(v for v in args.values() if type(v) is str).isascii():
-        return None
-    return (tuple(args.items()), types)
+    if seen != types:
+        if not _FLAT.issuperset(types):
+            return None
+        try:
+            names = "".join(args)
+        except TypeError:  # a name that is not a str
+            return None
+        if not names.isascii():
+            return None
+        if str in types and not "".join(v for v in args.values() if type(v) is str).isascii():
+            return None
+        if len(_FLAT_SEEN) >= _MEMO_MAX:
+            _FLAT_SEEN.clear()
+        _FLAT_SEEN[items] = types
+    return (items, types)
 
 
-def cached_args_digest(args: Mapping[str, Any]) -> str:
+def cached_args_digest(args: Mapping[str, Any], memo_key: tuple[Any, ...] | None = None) -> str:
     """``args_digest(args)``, remembered for flat argument dicts (a fleet repeats them).
 
-    See :func:`flat_key`; anything else is digested every time. The memory
-    is bounded.
+    ``memo_key``: ``flat_key(args)`` if the caller has it. See :func:`flat_key`;
+    anything else is digested every time. The memory is bounded.
     """
-    memo_key = flat_key(args)
     if memo_key is None:
-        return args_digest(args)
+        memo_key = flat_key(args)
+        if memo_key is None:
+            return args_digest(args)
     found = _DIGESTS.get(memo_key)
     if found is None:
-        if len(_DIGESTS) >= _DIGESTS_MAX:
+        if len(_DIGESTS) >= _MEMO_MAX:
             _DIGESTS.clear()
         found = _DIGESTS[memo_key] = args_digest(args)
     return found

@@ -35,6 +35,8 @@ decision       decision ("ok", "model_fix", "stop", "budget_exhausted",
                "raised"), ok (bool), code, field, error (short text)
 model          action ("fix", "replan", "give_up"), detail
 task_end       ok (bool)
+hook_error     hook ("task_done"), error (text): an optional controller
+               hook raised; the run went on
 audit          record (redacted dict), leaks (list of what leaked: "secret",
                "raw_key"), missing (list of required fields absent)
 run_end        status ("completed" or "failed"), error (text or None)
@@ -47,6 +49,8 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
+
+from harness.world.clock import VirtualClock
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -63,6 +67,7 @@ EVENT_KINDS = (
     "decision",
     "model",
     "task_end",
+    "hook_error",
     "audit",
     "run_end",
 )
@@ -162,7 +167,18 @@ class Recorder:
     Either way the events, their order and their ``seq`` numbers are the same.
     """
 
-    __slots__ = ("_events", "_keep", "_last_at", "_last_ns", "_now_ns", "_seq", "_sink", "tally")
+    __slots__ = (
+        "_clock",
+        "_events",
+        "_keep",
+        "_last_at",
+        "_last_ns",
+        "_now_ns",
+        "_plain",
+        "_seq",
+        "_sink",
+        "tally",
+    )
 
     def __init__(self, now_ns: Any, *, keep: bool = True, sink: IO[str] | None = None) -> None:
         """Create a recorder that stamps events with ``now_ns()`` (virtual nanoseconds).
@@ -174,8 +190,12 @@ class Recorder:
         """
         self._events: list[TraceEvent] = []
         self._now_ns = now_ns
+        # The virtual clock itself, when now_ns is its reader (read without a call).
+        owner = getattr(now_ns, "__self__", None)
+        self._clock = owner if isinstance(owner, VirtualClock) and now_ns == owner.now_ns else None
         self._keep = keep
         self._sink = sink
+        self._plain = keep and sink is None and _FAST
         self._seq = 0
         self._last_ns = -1
         self._last_at = 0.0
@@ -209,21 +229,35 @@ class Recorder:
 
         ``data`` becomes the event's data as it is: the caller hands it over.
         """
-        ns = self._now_ns()
+        clock = self._clock
+        ns = clock._ns if clock is not None else self._now_ns()  # noqa: SLF001 (hot path)
         if ns != self._last_ns:
             self._last_ns = ns
             self._last_at = round(ns / NS_PER_S, 9)
         seq = self._seq
         self._seq = seq + 1
+        if self._plain:  # keep it in memory: the usual case, inlined
+            event: TraceEvent = _new(TraceEvent)
+            _set_seq(event, seq)
+            _set_at(event, self._last_at)
+            _set_kind(event, kind)
+            _set_agent(event, agent)
+            _set_task(event, task)
+            _set_call(event, call)
+            _set_op(event, op)
+            _set_tool(event, tool)
+            _set_data(event, data)
+            self._events.append(event)
+            return
         if not self._keep:
             self.tally.add(kind, data)
             if self._sink is None:
                 return
-        event = _make_event(seq, self._last_at, kind, agent, task, call, op, tool, data)
+        made = _make_event(seq, self._last_at, kind, agent, task, call, op, tool, data)
         if self._keep:
-            self._events.append(event)
+            self._events.append(made)
         if self._sink is not None:
-            self._sink.write(event.to_json())
+            self._sink.write(made.to_json())
             self._sink.write("\n")
 
     def close(self, kind: str, **data: Any) -> None:
@@ -250,9 +284,19 @@ class Recorder:
             self._sink.write("\n")
 
     @property
+    def wants_data(self) -> bool:
+        """Whether an event's data goes anywhere (kept or streamed), or is only counted."""
+        return self._keep or self._sink is not None
+
+    @property
     def kept(self) -> bool:
         """Whether events are kept in memory."""
         return self._keep
+
+    @property
+    def last_at(self) -> float:
+        """The time of the last event recorded (0.0 before any)."""
+        return self._last_at if self._seq else 0.0
 
     @property
     def count(self) -> int:
@@ -327,26 +371,37 @@ class Tally:
 
 
 _FIELDS = ("seq", "at", "kind", "agent", "task", "call", "op", "tool", "data")
+# Building a TraceEvent by setting its slots through their descriptors gives the
+# very same object as TraceEvent(...) at a third of the cost (a fleet run makes
+# millions). If the class ever changes shape, the ordinary constructor is used.
+_FAST = tuple(getattr(TraceEvent, "__slots__", ())) == _FIELDS
+_new = object.__new__
+
+
+def _setter(name: str) -> Callable[[TraceEvent, Any], None]:
+    if _FAST:
+        setter: Callable[[TraceEvent, Any], None] = TraceEvent.__dict__[name].__set__
+        return setter
+
+    def unusable(event: TraceEvent, value: Any) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    return unusable
+
+
+_set_seq, _set_at, _set_kind, _set_agent, _set_task, _set_call, _set_op, _set_tool, _set_data = (
+    _setter(name) for name in _FIELDS
+)
 
 
 def _event_factory() -> Callable[..., TraceEvent]:
-    """A constructor of :class:`TraceEvent` that skips the frozen dataclass's ``__init__``.
-
-    Setting the slots through their descriptors gives the very same object as
-    ``TraceEvent(...)`` at a third of the cost (a fleet run makes millions).
-    If the class ever changes shape, fall back to the ordinary constructor.
-    """
-    slots = getattr(TraceEvent, "__slots__", ())
-    if tuple(slots) != _FIELDS:
+    """A positional constructor of :class:`TraceEvent`: the ordinary one, or the fast one."""
+    if not _FAST:
 
         def make(*values: Any) -> TraceEvent:
             return TraceEvent(**dict(zip(_FIELDS, values, strict=True)))
 
         return make
-    new = object.__new__
-    s_seq, s_at, s_kind, s_agent, s_task, s_call, s_op, s_tool, s_data = (
-        TraceEvent.__dict__[name].__set__ for name in _FIELDS
-    )
 
     def fast(  # noqa: PLR0917 (positional on purpose: the hot path)
         seq: int,
@@ -359,16 +414,16 @@ def _event_factory() -> Callable[..., TraceEvent]:
         tool: str | None,
         data: Mapping[str, Any],
     ) -> TraceEvent:
-        event: TraceEvent = new(TraceEvent)
-        s_seq(event, seq)
-        s_at(event, at)
-        s_kind(event, kind)
-        s_agent(event, agent)
-        s_task(event, task)
-        s_call(event, call)
-        s_op(event, op)
-        s_tool(event, tool)
-        s_data(event, data)
+        event: TraceEvent = _new(TraceEvent)
+        _set_seq(event, seq)
+        _set_at(event, at)
+        _set_kind(event, kind)
+        _set_agent(event, agent)
+        _set_task(event, task)
+        _set_call(event, call)
+        _set_op(event, op)
+        _set_tool(event, tool)
+        _set_data(event, data)
         return event
 
     return fast

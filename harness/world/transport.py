@@ -91,6 +91,7 @@ async def attempt_direct(
         method=service.method,
         path=service.path,
         timeout_s=timeout_s,
+        args_key=memo_key,
     )
     if isinstance(pending, Pending):
         waiter = pending.waiter

@@ -1,0 +1,69 @@
+"""Count mode records the same trace as keep mode; large runs do not keep theirs."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.controllers.registry import resolve
+from harness.runner import LARGE_RUN_CALLS, run_case, simulate, trace_mode
+from harness.scenario import load_paths
+from harness.world.trace import dumps
+
+if TYPE_CHECKING:
+    from harness.world.spec import Scenario
+
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+
+
+def scenario(name: str) -> Scenario:
+    """A test scenario by name."""
+    scenarios, errors = load_paths([SCENARIOS])
+    assert not errors
+    return next(s for s in scenarios if s.name == name)
+
+
+def test_a_streamed_count_mode_trace_is_the_kept_trace_byte_for_byte() -> None:
+    """Same events, same seq, same bytes; the tally counts what the kept trace holds."""
+    for name in ("bench-fleet-outage", "bench-ambiguous-commit", "bench-rate-limited"):
+        chosen = scenario(name)
+        controller = resolve("reference")
+        kept = simulate(chosen, controller, 2, trace="keep")
+        sink = io.StringIO()
+        counted = simulate(chosen, controller, 2, trace="count", sink=sink)
+        assert kept.recorder is not None
+        assert counted.recorder is not None
+        assert counted.recorder.events == []
+        assert sink.getvalue() == dumps(kept.recorder.events)
+        events = kept.recorder.events
+        tally = counted.recorder.tally
+        assert tally.kinds == dict(Counter(e.kind for e in events))
+        assert tally.attempts == sum(e.kind == "request" for e in events)
+        assert tally.tasks_ok == sum(e.kind == "task_end" and e.data["ok"] for e in events)
+        assert counted.recorder.count == len(events)
+        assert counted.recorder.last_at == events[-1].at
+
+
+def test_a_large_run_is_counted_not_kept_and_says_it_was_not_judged() -> None:
+    """Past LARGE_RUN_CALLS logical calls: no trace in memory, judged is false."""
+    chosen = scenario("bench-fleet-outage")
+    workload = chosen.workload
+    big = dataclasses.replace(
+        chosen,
+        workload=dataclasses.replace(workload, tasks_per_agent=LARGE_RUN_CALLS // 40 + 1),
+    )
+    assert trace_mode(big) == "count"
+    assert trace_mode(chosen) == "keep"
+    small = run_case(chosen, resolve("reference"), 1, trace="count")
+    assert small.events is None
+    assert not small.judged
+    assert small.as_dict()["judged"] is False
+    assert small.metrics["attempts_sent"] > 0
+    full = run_case(chosen, resolve("reference"), 1)
+    assert full.judged
+    assert "judged" not in full.as_dict()
+    assert full.metrics["attempts_sent"] == small.metrics["attempts_sent"]
+    assert full.metrics["decisions"] == small.metrics["decisions"]
