@@ -14,8 +14,11 @@ the previous attempt (its ``response``). With ``M`` the contract's
     previous response's ``retry_after_at`` when it named one;
 (c) retries are not synchronised: among retries whose previous response named
     no Retry-After (a shared Retry-After legitimately aligns callers), those
-    to the same tool starting at the same instant (rounded to 1e-6 s) come
-    from fewer than 3 distinct agents.
+    to the same tool starting at the same virtual nanosecond come from fewer
+    than 3 distinct agents. The instant is exact (the clock counts integer
+    nanoseconds): synchronised callers land on the very same nanosecond,
+    while jittered ones of a large fleet may still fall within a microsecond
+    of each other by chance, which must not count.
 
 A previous attempt with no recorded response has no known end: its retry is
 not judged under (a) or (b). One violation per op for (a) and for (b), at the
@@ -139,7 +142,7 @@ class BackoffBoundedAndJittered:
                 judged.add((op, judgement[0]))
                 violations.append(judgement[1])
             if previous.answer("retry_after_at") is None:
-                instant = round(attempt.at * 1_000_000)
+                instant = round(attempt.at * 1_000_000_000)
                 instants.setdefault((attempt.request.tool, instant), []).append(attempt)
         for (tool, instant), retries in instants.items():
             agents = {retry.request.agent for retry in retries}
@@ -153,12 +156,12 @@ class BackoffBoundedAndJittered:
                     attempt=first.ordinal,
                     message=(
                         f"{len(agents)} agents retried {tool} at the same instant "
-                        f"{fmt_t(instant / 1_000_000)} (first: task {first.request.task}, "
+                        f"{fmt_t(instant / 1_000_000_000)} (first: task {first.request.task}, "
                         f"attempt {first.ordinal} of op {first.request.op}); retries of "
                         "different callers must be jittered, not synchronised"
                     ),
                     expected=f"fewer than {LOCKSTEP_AGENTS} agents retrying at one instant",
-                    actual=f"{len(agents)} agents at {fmt_t(instant / 1_000_000)}",
+                    actual=f"{len(agents)} agents at {fmt_t(instant / 1_000_000_000)}",
                 )
             )
         violations.sort(key=lambda violation: violation.seq or 0)

@@ -137,6 +137,12 @@ def test_jittered_agents_pass(trace, scenario_of):
     assert messages(trace, scenario_of()) == []
 
 
+def test_jittered_agents_within_a_microsecond_by_chance_pass(trace, scenario_of):
+    """Large fleets draw close jitter by chance; only the very same nanosecond is lock-step."""
+    lockstep(trace, [0.450000001, 0.450000002, 0.450000003])
+    assert messages(trace, scenario_of()) == []
+
+
 def test_two_agents_at_one_instant_pass(trace, scenario_of):
     """Two agents coinciding is below the lock-step threshold."""
     lockstep(trace, [0.45, 0.45])
