@@ -37,7 +37,8 @@ is *recoverable* when all of these hold:
   ``max(1.2 * min(max_delay_s, base_delay_s * 2**(i-1)), retry_after)``
   where ``retry_after`` is what the failure's rule names (delta seconds; an
   HTTP-date's seconds plus 1 for its whole-second rounding; ``max_delay_s``
-  for a garbage value).
+  for a garbage value). A tool whose ``latency_s + latency_jitter_s`` exceeds
+  the client's ``attempt_timeout_s`` may never answer in time: not demanded.
 
 A recoverable call must end with decision ``ok``, unless its decision is
 ``circuit_open`` and its tool had at least 3 failed responses (any caller) in
@@ -47,6 +48,7 @@ judged. One violation per call. Applies to every scenario.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -112,6 +114,9 @@ def _named_wait(rule: FaultRule, contract: Contract) -> float:
 def _estimate(failures: Sequence[FaultRule], tool: ToolSpec, contract: Contract) -> float:
     """Return a conservative duration of ``failures`` then one successful attempt."""
     latency = tool.latency_s + tool.latency_jitter_s
+    if latency > contract.attempt_timeout_s:
+        # The answer may come after the client has given up: no attempt is sure to succeed.
+        return math.inf
     total = latency
     for i, rule in enumerate(failures, start=1):
         lasts = contract.attempt_timeout_s if rule.fault in TIMEOUT_FAULTS else latency

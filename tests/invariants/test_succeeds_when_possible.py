@@ -97,6 +97,15 @@ def test_a_fault_free_call_must_succeed_at_once(trace, scenario_of):
     ]
 
 
+def test_a_tool_slower_than_the_client_timeout_is_not_demanded(trace, scenario_of):
+    """Latency beyond the attempt timeout means every attempt may time out: no demand."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.0, end=2.0, outcome="read_timeout")
+    trace.decision("budget_exhausted", at=2.0)
+    assert messages(trace, scenario_of(flaky(latency_s=2.5))) == []
+
+
 def test_unsafe_side_effect_retry_is_not_demanded(trace, scenario_of):
     """A side effect without dedup and key may stop after a 503."""
     tools = (
