@@ -303,6 +303,12 @@ def fuzz(
     watchdog: Annotated[
         float, typer.Option(help="Real seconds a controller may block the loop per run.")
     ] = 5.0,
+    invariant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--invariant", help="Check only this invariant id; repeatable (default: all)."
+        ),
+    ] = None,
 ) -> None:
     """Search generated scenarios for a violation; write the shrunk one with its replay command."""
     from harness import fuzz as engine  # noqa: PLC0415 (only `fuzz` needs Hypothesis)
@@ -311,6 +317,14 @@ def fuzz(
         if value < low:
             err.print(f"error: {name} expects a whole number >= {low}, got {value}")
             raise typer.Exit(EXIT_USAGE)
+    known = [inv.id for inv in INVARIANTS]
+    unknown = [name for name in invariant or [] if name not in known]
+    if unknown:
+        err.print(
+            f"error: --invariant expects an invariant id ({', '.join(known)}), "
+            f"got {', '.join(unknown)}"
+        )
+        raise typer.Exit(EXIT_USAGE)
     if watchdog <= 0:
         err.print(f"error: --watchdog expects seconds > 0, got {watchdog}")
         raise typer.Exit(EXIT_USAGE)
@@ -323,7 +337,10 @@ def fuzz(
             seed=seed,
             report_dir=run_dir,
             watchdog_s=watchdog,
-            echo=lambda line: out.print(line, markup=False, highlight=False, soft_wrap=True),
+            invariants=invariant,
+            echo=lambda line: out.print(
+                line, markup=False, highlight=False, emoji=False, soft_wrap=True
+            ),
         )
     except Exception as exc:  # a harness bug: exit 3 with the traceback
         err.print(f"internal error: {type(exc).__name__}: {exc}", markup=False, highlight=False)

@@ -34,7 +34,7 @@ from harness.testing.checks import describe_failure, run_command
 from harness.testing.strategies import scenarios
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from hypothesis.strategies import SearchStrategy
@@ -60,7 +60,7 @@ class FuzzOutcome:
     budget: int
     """The example budget the search was given."""
     examples: int
-    """Examples run before the first failure (the whole budget when none failed)."""
+    """Examples run before the first failure (all that ran when none failed)."""
     scenario: Scenario | None = None
     """The shrunk failing scenario, or None."""
     result: CaseResult | None = None
@@ -144,7 +144,8 @@ def search(
         test()
     failing = state["failing"]
     if failing is None:
-        return FuzzOutcome(controller=controller, seed=seed, budget=examples, examples=examples)
+        calls = state["calls"]  # fewer than the budget when the strategy ran out of examples
+        return FuzzOutcome(controller=controller, seed=seed, budget=examples, examples=calls)
     scenario, result = failing
     return FuzzOutcome(
         controller=controller,
@@ -237,18 +238,26 @@ def run(
     echo: Callable[[str], None],
     watchdog_s: float = 5.0,
     strategy: SearchStrategy[Scenario] | None = None,
+    invariants: Sequence[str] | None = None,
 ) -> int:
     """Search, write the report of a failure, tell ``echo``; return the exit code.
+
+    ``invariants`` limits the check to those ids (they are listed in the
+    generated scenarios, so the written file replays with the same limit);
+    ``strategy`` replaces the generated scenarios altogether.
 
     Exit codes as for ``retrychaos run``: 0 nothing found, 1 a violation (or a
     controller that raised, hung or blocked), 3 the harness itself failed.
     """
+    if strategy is None and invariants:
+        strategy = scenarios(invariants=list(invariants))
     echo(f"fuzzing {controller.name}: up to {examples} generated scenarios, seed {seed}")
     outcome = search(
         controller, examples=examples, seed=seed, strategy=strategy, watchdog_s=watchdog_s
     )
     if not outcome.found or outcome.scenario is None:
-        echo(f"no violation in {outcome.examples} generated scenarios (seed {seed})")
+        count = outcome.examples
+        echo(f"no violation in {count} generated scenario{'s' * (count != 1)} (seed {seed})")
         return EXIT_OK
     report = write_report(outcome, report_dir)
     echo(

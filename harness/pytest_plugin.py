@@ -1,1 +1,306 @@
-"""The pytest plugin: run retrychaos scenarios inside a user's own test suite."""
+"""The pytest plugin: run retrychaos scenarios inside a user's own test suite.
+
+Installed with the package (entry point ``pytest11``), and inert until asked:
+without ``--retrychaos-scenarios`` it collects nothing and changes nothing; it
+only registers its options, its marker and its fixtures.
+
+Scenario files as tests::
+
+    pytest --retrychaos-scenarios scenarios/ --retrychaos-controller mypkg.retry:factory
+
+adds one test per scenario file x seed (``burst-503-clears[seed1]``, node id
+``scenarios/transient/burst-503-clears.yaml::burst-503-clears[seed1]``),
+which fails with every violated invariant in plain words plus the command
+that replays it. ``--retrychaos-seeds N`` runs seeds 1..N (or ``3,7,11``:
+exactly those); by default a scenario's own ``seeds``, else 1, 2 and 3.
+They are ordinary pytest items: ``-k``, ``-m retrychaos``, ``-x``,
+``--junitxml`` and xdist work as for any test.
+
+The world in your own tests (fixtures):
+
+- ``retrychaos_controller``: the controller under test (a ``ControllerRef``),
+  from ``@pytest.mark.retrychaos(controller=...)``, else
+  ``--retrychaos-controller``, else ``reference``;
+- ``retrychaos_check``: ``retrychaos_check(scenario, seed=1)`` runs a scenario
+  (a ``Scenario``, a file path or a file-format mapping) against that
+  controller and fails the test readably on a violation;
+- ``retrychaos_world``: a :class:`harness.testing.world.VirtualWorld` with the
+  tools, contract and seed of ``@pytest.mark.retrychaos(tools=[...],
+  contract={...}, seed=0)``: ``retrychaos_world.run(coroutine_function)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from harness.controllers.registry import ControllerRef
+    from harness.runner import CaseResult
+    from harness.testing.world import VirtualWorld
+    from harness.world.spec import Scenario
+
+# The harness is imported only when a retrychaos option, marker or fixture is
+# used: every pytest run of a project with retrychaos installed loads this module.
+
+__all__ = ["ScenarioFile", "ScenarioItem"]
+
+MARKER: Final = "retrychaos"
+SUFFIXES: Final = (".yaml", ".yml")
+DEFAULT_CONTROLLER: Final = "reference"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Options:
+    """What the command line asked for (the plugin is active when ``paths`` is not empty)."""
+
+    paths: tuple[Path, ...]
+    controller: str | None
+    seeds: tuple[int, ...] | None
+
+
+_OPTIONS = pytest.StashKey[_Options]()
+_CONTROLLERS = pytest.StashKey[dict[str, "ControllerRef"]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``--retrychaos-*`` options."""
+    group = parser.getgroup("retrychaos", "retrychaos: chaos-test a retry controller")
+    group.addoption(
+        "--retrychaos-scenarios",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="Scenario files or folders to run as tests, one per scenario and seed (repeatable).",
+    )
+    group.addoption(
+        "--retrychaos-controller",
+        default=None,
+        metavar="NAME",
+        help="Controller under test: a built-in name or package.module:factory "
+        f"(default: {DEFAULT_CONTROLLER}).",
+    )
+    group.addoption(
+        "--retrychaos-seeds",
+        default=None,
+        metavar="N|S1,S2,...",
+        help="Seeds 1..N, or exactly the listed seeds (default: each scenario's own, else 1,2,3).",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker; when scenarios are asked for, check the options and add the paths."""
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(controller=None, tools=None, contract=None, seed=None): configure the "
+        "retrychaos fixtures for this test (retrychaos_controller, retrychaos_world); "
+        "also carried by every scenario test the plugin collects",
+    )
+    raw_paths: list[str] = config.getoption("retrychaos_scenarios") or []
+    options = _Options(
+        paths=tuple(Path(p) for p in raw_paths),
+        controller=config.getoption("retrychaos_controller"),
+        seeds=_parse_seeds(config.getoption("retrychaos_seeds")),
+    )
+    config.stash[_OPTIONS] = options
+    config.stash[_CONTROLLERS] = {}
+    if not options.paths:
+        return
+    missing = [str(p) for p in options.paths if not p.exists()]
+    if missing:
+        msg = f"--retrychaos-scenarios: no such file or directory: {', '.join(missing)}"
+        raise pytest.UsageError(msg)
+    _controller(config, options.controller)  # fail fast, before collecting anything
+    # Collect the scenario paths like paths given on the command line: node ids,
+    # -k, --deselect and xdist then treat them as any other test.
+    for path in options.paths:
+        if str(path) not in config.args:
+            config.args.append(str(path))
+
+
+def _parse_seeds(raw: str | None) -> tuple[int, ...] | None:
+    if raw is None:
+        return None
+    text = raw.strip()
+    try:
+        if "," in text:
+            seeds = tuple(int(part) for part in text.split(","))
+            if all(seed >= 0 for seed in seeds):
+                return seeds
+        elif int(text) >= 1:
+            return tuple(range(1, int(text) + 1))
+    except ValueError:
+        pass
+    msg = (
+        "--retrychaos-seeds: expected a count N >= 1 (seeds 1..N) or a comma-separated "
+        f"list of seeds >= 0 (3,7,11), got {raw!r}"
+    )
+    raise pytest.UsageError(msg)
+
+
+def _controller(config: pytest.Config, name: str | None) -> ControllerRef:
+    """Resolve a controller once per session (a bad name is a usage error)."""
+    from harness.controllers.registry import resolve  # noqa: PLC0415
+    from harness.errors import ControllerLoadError  # noqa: PLC0415
+
+    chosen = name or DEFAULT_CONTROLLER
+    cache = config.stash[_CONTROLLERS]
+    if chosen not in cache:
+        try:
+            cache[chosen] = resolve(chosen)
+        except ControllerLoadError as exc:
+            raise pytest.UsageError(f"--retrychaos-controller: {exc}") from None
+    return cache[chosen]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
+    """Collect a scenario file that lies under a ``--retrychaos-scenarios`` path."""
+    options = parent.config.stash.get(_OPTIONS, None)
+    if options is None or not options.paths or file_path.suffix not in SUFFIXES:
+        return None
+    resolved = file_path.resolve()
+    for root in options.paths:
+        base = root.resolve()
+        if resolved == base or base in resolved.parents:
+            # Outside the rootdir pytest would give the file an empty node id; use its path.
+            rootpath = parent.config.rootpath.resolve()
+            inside = rootpath == resolved or rootpath in resolved.parents
+            nodeid = None if inside else resolved.as_posix()
+            return ScenarioFile.from_parent(parent, path=file_path, nodeid=nodeid)
+    return None
+
+
+class ScenarioFile(pytest.File):
+    """One scenario file: one test per seed."""
+
+    def collect(self) -> Iterator[ScenarioItem]:
+        """Load the scenario and yield one item per seed."""
+        from harness.scenario import ScenarioError, load_scenario  # noqa: PLC0415
+
+        options = self.config.stash[_OPTIONS]
+        try:
+            scenario = load_scenario(self.path)
+        except ScenarioError as exc:
+            # A CollectError is shown as its message alone: the loader's words, no traceback.
+            raise self.CollectError("\n".join(str(e) for e in exc.errors)) from None
+        seeds = options.seeds or scenario.seeds or (1, 2, 3)
+        for seed in seeds:
+            yield ScenarioItem.from_parent(
+                self, name=f"{scenario.name}[seed{seed}]", scenario=scenario, seed=seed
+            )
+
+
+class ScenarioItem(pytest.Item):
+    """One scenario x seed, run against the session's controller."""
+
+    def __init__(self, *, scenario: Scenario, seed: int, **kwargs: Any) -> None:
+        """Hold the scenario and the seed (pytest builds items through ``from_parent``)."""
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.seed = seed
+        self.result: CaseResult | None = None
+        self.add_marker(MARKER)
+
+    def runtest(self) -> None:
+        """Run the case; a violation or a failed run fails the test."""
+        from harness.runner import run_case  # noqa: PLC0415
+        from harness.testing.checks import CaseFailed, describe_failure  # noqa: PLC0415
+
+        options = self.config.stash[_OPTIONS]
+        controller = _controller(self.config, options.controller)
+        result = run_case(self.scenario, controller, self.seed, keep_events=False)
+        self.result = result
+        self.user_properties.append(("retrychaos_controller", controller.name))
+        self.user_properties.append(("retrychaos_seed", self.seed))
+        if not result.passed:
+            raise CaseFailed(describe_failure(result), result)
+
+    def repr_failure(
+        self,
+        excinfo: pytest.ExceptionInfo[BaseException],
+        style: Any = None,
+    ) -> str | Any:
+        """Show violations as plain lines instead of a traceback into the harness."""
+        from harness.testing.checks import CaseFailed  # noqa: PLC0415
+
+        if isinstance(excinfo.value, CaseFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the test comes from: the scenario file."""
+        return self.path, None, f"retrychaos scenario {self.scenario.name}, seed {self.seed}"
+
+
+def _marker_kwargs(request: pytest.FixtureRequest) -> dict[str, Any]:
+    marker = request.node.get_closest_marker(MARKER)
+    if marker is None:
+        return {}
+    if marker.args:
+        pytest.fail(
+            f"@pytest.mark.{MARKER} takes keyword arguments only, got {marker.args!r}",
+            pytrace=False,
+        )
+    return dict(marker.kwargs)
+
+
+@pytest.fixture
+def retrychaos_controller(request: pytest.FixtureRequest) -> ControllerRef:
+    """The controller under test: the marker's ``controller``, the option's, or ``reference``."""
+    name = _marker_kwargs(request).get("controller")
+    options = request.config.stash[_OPTIONS]
+    try:
+        return _controller(request.config, name or options.controller)
+    except pytest.UsageError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture
+def retrychaos_check(
+    retrychaos_controller: ControllerRef,
+) -> Callable[..., CaseResult]:
+    """A function that runs a scenario against the controller and fails readably on a violation.
+
+    ``retrychaos_check(scenario, seed=1, invariants=None)``: ``scenario`` is a
+    ``Scenario``, a path to a scenario file, or a mapping in the file format.
+    """
+    from harness.scenario import load_scenario, scenario_from_dict  # noqa: PLC0415
+    from harness.testing.checks import check_case  # noqa: PLC0415
+    from harness.world.spec import Scenario  # noqa: PLC0415
+
+    def check(
+        scenario: Scenario | Path | str | Mapping[str, Any],
+        seed: int = 1,
+        *,
+        invariants: list[str] | None = None,
+    ) -> CaseResult:
+        __tracebackhide__ = True
+        if isinstance(scenario, Mapping):
+            scenario = scenario_from_dict(scenario)
+        elif not isinstance(scenario, Scenario):
+            scenario = load_scenario(Path(scenario))
+        return check_case(scenario, retrychaos_controller, seed, invariants=invariants)
+
+    return check
+
+
+@pytest.fixture
+def retrychaos_world(request: pytest.FixtureRequest) -> VirtualWorld:
+    """A virtual world with the marker's ``tools``, ``contract`` and ``seed``."""
+    from harness.testing.world import VirtualWorld  # noqa: PLC0415
+
+    kwargs = _marker_kwargs(request)
+    tools = kwargs.get("tools")
+    if not tools:
+        pytest.fail(
+            f"retrychaos_world needs tools: add @pytest.mark.{MARKER}(tools=[{{'name': "
+            "'weather', 'method': 'GET'}]) to the test (scenario-file mappings or ToolSpec)",
+            pytrace=False,
+        )
+    return VirtualWorld(tools, contract=kwargs.get("contract"), seed=int(kwargs.get("seed", 0)))

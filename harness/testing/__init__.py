@@ -1,5 +1,7 @@
-"""Property-based testing for retry controllers: Hypothesis strategies, profiles, helpers."""
+"""Property-based chaos for retry controllers: strategies, checks, profiles, the virtual world."""
 
+from harness.testing.checks import CaseFailed, check_case, describe_failure
+from harness.testing.profiles import load_profile, profile_settings, register_profiles
 from harness.testing.strategies import (
     FAULT_TYPES,
     MODELS,
@@ -16,17 +18,27 @@ from harness.testing.strategies import (
     tools,
     workloads,
 )
+from harness.testing.world import AUTO, VirtualWorld, WorldSession
 
 __all__ = [
+    "AUTO",
     "FAULT_TYPES",
     "MODELS",
     "SAFETY_INVARIANTS",
     "SELECTIONS",
     "TRANSIENT_STATUSES",
+    "CaseFailed",
+    "VirtualWorld",
+    "WorldSession",
+    "check_case",
     "contracts",
+    "describe_failure",
     "fault_plans",
     "fault_rules",
+    "load_profile",
+    "profile_settings",
     "recoverable_scenarios",
+    "register_profiles",
     "scenario_dicts",
     "scenarios",
     "tool_specs",

@@ -93,6 +93,7 @@ def check_case(
         CaseFailed: a violation (of ``invariants``, when given), or the run failed.
         ControllerLoadError: ``controller`` names nothing loadable.
     """
+    __tracebackhide__ = True  # pytest: the failure is the case's, not this helper's
     ref = resolve(controller) if isinstance(controller, str) else controller
     result = run_case(scenario, ref, seed, watchdog_s=watchdog_s)
     if invariants is not None:

@@ -44,7 +44,7 @@ PROFILE_ENV: Final = "RETRYCHAOS_HYPOTHESIS_PROFILE"
 PROFILES: Final[Mapping[str, settings]] = {
     "dev": settings(max_examples=20, deadline=None),
     "ci": settings(
-        max_examples=80,
+        max_examples=250,
         deadline=None,
         derandomize=True,
         database=None,

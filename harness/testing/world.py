@@ -65,33 +65,34 @@ AUTO: Final = _Auto()
 def _tool_specs(
     tools: Sequence[ToolSpec | Mapping[str, Any]], contract: Contract | Mapping[str, Any] | None
 ) -> tuple[tuple[ToolSpec, ...], Contract]:
-    """Validate mappings (the scenario file format) through the schema; keep ready specs."""
+    """Validate mappings (the scenario file format) through the schema; keep ready values."""
     if not tools:
         msg = "Expected at least one tool (a ToolSpec or a scenario-file mapping) but got tools=[]"
         raise ValueError(msg)
     mappings = [dict(tool) for tool in tools if isinstance(tool, Mapping)]
     terms = dict(contract) if isinstance(contract, Mapping) else {}
+    checked = contract if isinstance(contract, Contract) else Contract()
     validated: dict[str, ToolSpec] = {}
     if mappings or terms:
+        # The file format checks tools only inside a scenario: wrap them in the smallest one.
+        listed = mappings or [{"name": "placeholder"}]
         wrapped = scenario_from_dict(
             {
                 "name": "virtual-world",
                 "description": "The tools of a VirtualWorld.",
                 "contract": terms,
-                "tools": mappings or [{"name": "placeholder"}],
-                "workload": {
-                    "calls": [{"tool": (mappings or [{"name": "placeholder"}])[0]["name"]}]
-                },
+                "tools": listed,
+                "workload": {"calls": [{"tool": listed[0]["name"]}]},
             },
             source="<VirtualWorld>",
         )
-        validated = {spec.name: spec for spec in wrapped.world.tools} if mappings else {}
-        if not isinstance(contract, Contract):
-            contract = wrapped.world.contract
+        validated = {spec.name: spec for spec in wrapped.world.tools}
+        if terms:
+            checked = wrapped.world.contract
     specs = tuple(
         tool if isinstance(tool, ToolSpec) else validated[str(tool["name"])] for tool in tools
     )
-    return specs, contract if isinstance(contract, Contract) else Contract()
+    return specs, checked
 
 
 class VirtualWorld:
@@ -165,7 +166,7 @@ class WorldSession:
         self._ops: dict[str, int] = {}
 
     def tool(self, name: str, *, task: str = "t1", op: str | None = None, agent: int = 0) -> Tool:
-        """One-attempt access to tool ``name``: ``await tool(args, idempotency_key=None)``."""
+        """Tool ``name`` as a controller receives it: every await of it is one attempt."""
         spec = self.services.by_name[name].spec
         operation = op or self._next_op(task)
         meta = self._meta(agent, task, operation)

@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from harness import fuzz
+from harness.cli import app
 from harness.controllers.registry import resolve
 from harness.runner import run_case
 from harness.scenario import load_scenario
@@ -66,8 +68,9 @@ def test_fuzz_catches_a_planted_bug_with_a_small_counterexample():
 
 def test_fuzz_search_is_reproducible_from_its_seed():
     """The same controller, budget and seed shrink to the same scenario."""
-    first = fuzz.search(resolve("naive"), examples=20, seed=7)
-    second = fuzz.search(resolve("naive"), examples=20, seed=7)
+    small = scenarios(max_tools=1, max_agents=1, max_tasks=1, max_faults=1, transports="direct")
+    first = fuzz.search(resolve("naive"), examples=20, seed=7, strategy=small)
+    second = fuzz.search(resolve("naive"), examples=20, seed=7, strategy=small)
     assert (first.examples, first.scenario) == (second.examples, second.scenario)
 
 
@@ -78,6 +81,9 @@ def test_fuzz_command_writes_a_scenario_that_replays_the_failure(tmp_path):
         "fuzz", "--controller", PLANTED, "--examples", "60", "--seed", "1", "--report", str(report)
     )
     assert found.returncode == 1, found.stderr
+    assert found.stdout.splitlines()[0] == (
+        f"fuzzing {PLANTED}: up to 60 generated scenarios, seed 1"
+    )
     scenario_file = report / "fuzz-planted-key-dropped-seed1.yaml"
     command = f"retrychaos run {scenario_file} --controller {PLANTED} --seed 1"
     assert f"replay: {command}" in found.stdout.splitlines()
@@ -100,13 +106,18 @@ def test_fuzz_command_writes_a_scenario_that_replays_the_failure(tmp_path):
 
 
 def test_fuzz_command_rejects_bad_input_with_exit_2(tmp_path):
-    """A bad budget or an unknown controller is a usage error."""
-    zero = retrychaos("fuzz", "--examples", "0", "--report", str(tmp_path))
+    """A bad budget, controller or invariant id is a usage error, and nothing is written."""
+    zero = retrychaos("fuzz", "--examples", "0", "--report", str(tmp_path / "zero"))
     assert zero.returncode == 2
-    assert "error: --examples expects a whole number >= 1, got 0" in zero.stderr
-    unknown = retrychaos("fuzz", "--controller", "nope", "--report", str(tmp_path))
-    assert unknown.returncode == 2
+    assert zero.stderr == "error: --examples expects a whole number >= 1, got 0\n"
+    runner = CliRunner()
+    unknown = runner.invoke(app, ["fuzz", "--controller", "nope", "--report", str(tmp_path)])
+    assert unknown.exit_code == 2
     assert "unknown controller 'nope'" in unknown.stderr
+    bad_id = runner.invoke(app, ["fuzz", "--invariant", "no_retries", "--report", str(tmp_path)])
+    assert bad_id.exit_code == 2
+    assert " ".join(bad_id.stderr.split()).endswith("audit_complete_and_redacted), got no_retries")
+    assert not any(tmp_path.iterdir())
 
 
 def test_run_exits_0_when_nothing_is_found(tmp_path):
@@ -122,7 +133,8 @@ def test_run_exits_0_when_nothing_is_found(tmp_path):
         strategy=st.just(scenario),
     )
     assert code == 0
-    assert lines[-1] == "no violation in 5 generated scenarios (seed 0)"
+    # One scenario to draw from: Hypothesis stops once it has tried it.
+    assert lines[-1] == "no violation in 1 generated scenario (seed 0)"
     assert not (tmp_path / "fuzz").exists()
 
 
@@ -152,3 +164,22 @@ def test_run_exits_3_when_the_harness_fails(tmp_path, monkeypatch):
         "run of scenario fuzz-reference-seed0 (seed 0) failed (internal): internal error: boom"
         in lines
     )
+
+
+def test_run_checks_only_the_invariants_asked_for(tmp_path):
+    """--invariant limits the search, and the written scenario keeps the limit for replays."""
+    lines: list[str] = []
+    code = fuzz.run(
+        resolve("naive"),
+        examples=100,
+        seed=2,
+        report_dir=tmp_path,
+        echo=lines.append,
+        invariants=["no_duplicate_side_effects"],
+    )
+    assert code == 1
+    written = load_scenario(tmp_path / "fuzz-naive-seed2.yaml")
+    assert written.invariants == ("no_duplicate_side_effects",)
+    document = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    (entry,) = document["runs"]
+    assert {v["invariant"] for v in entry["violations"]} == {"no_duplicate_side_effects"}
