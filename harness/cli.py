@@ -123,7 +123,7 @@ def run(
     results = _execute_with_progress(cases, jobs=jobs, keep=keep_traces, watchdog_s=watchdog)
     code = _write_reports(run_dir, results, scenarios)
     _print_table(results)
-    out.print(f"report: {run_dir}/summary.md, {run_dir}/results.json, {run_dir}/junit.xml")
+    out.print(f"report: {run_dir}/index.html (also summary.md, results.json, junit.xml)")
     raise typer.Exit(code)
 
 
