@@ -6,7 +6,8 @@ transport carried it, in this order:
 1. select the fault rule (:mod:`harness.world.faults`) with the attempt number
    the request has, or would have if it reached the server;
 2. a connect fault: the server never sees the request; the client gets
-   ``httpx.ConnectTimeout`` / ``httpx.ConnectError`` at once;
+   ``httpx.ConnectError`` at once, or ``httpx.ConnectTimeout`` after its
+   timeout (it waited for a connection that never came);
 3. otherwise the server receives it (``request`` event, attempt number + 1);
 4. the rate limit (429 with ``Retry-After``);
 5. pre-commit faults (status, argument, unparseable, read_timeout);
@@ -94,6 +95,11 @@ class _Attempt:
     start_ns: int
 
 
+_NEVER_ANSWERS = frozenset(
+    {FaultType.READ_TIMEOUT, FaultType.TIMEOUT_AFTER_COMMIT, FaultType.CONNECT_TIMEOUT}
+)
+
+
 @dataclass(slots=True)
 class _Plan:
     """What the server decided for a received attempt, before it is delivered."""
@@ -102,7 +108,8 @@ class _Plan:
     delay_ns: int
     lost: FaultType | None = None
     """Why the answer never arrives: ``READ_TIMEOUT`` and ``TIMEOUT_AFTER_COMMIT`` (no
-    answer at all) or ``RESET_AFTER_COMMIT`` (reset when it would have been sent)."""
+    answer at all), ``RESET_AFTER_COMMIT`` (reset when it would have been sent) or
+    ``CONNECT_TIMEOUT`` (no connection: the client gives up after its timeout)."""
     committed: bool = False
     """The operation's effect exists (committed or replayed by this attempt)."""
 
@@ -146,7 +153,14 @@ class Pending:
 
     __slots__ = ("n", "plan", "start_ns", "timer", "times_out", "waiter", "who")
 
-    def __init__(self, plan: _Plan, who: _Who, n: int, start_ns: int, times_out: bool) -> None:  # noqa: FBT001
+    def __init__(
+        self,
+        plan: _Plan,
+        who: _Who,
+        n: int | None,
+        start_ns: int,
+        times_out: bool,  # noqa: FBT001 (positional for speed, one call site)
+    ) -> None:
         """Hold what :meth:`SimulatedService.finish` needs."""
         self.plan = plan
         self.who = who
@@ -330,9 +344,11 @@ class SimulatedService:
                     "path": path,
                 },
             )
-            self._respond(who, None, rule.fault.value, start_ns)
             if rule.fault is FaultType.CONNECT_TIMEOUT:
-                return CONNECT_TIMEOUT, None, None
+                # The client waits its timeout for a connection that never comes.
+                connect = _Plan(None, 0, FaultType.CONNECT_TIMEOUT)
+                return self._schedule(connect, who, None, start_ns, timeout_s)
+            self._respond(who, None, rule.fault.value, start_ns)
             return CONNECT_ERROR, None, None
         self._attempts[op] = n
         self._emit(
@@ -423,14 +439,16 @@ class SimulatedService:
             self._store.put(raw_key, result)
         return reply, True
 
-    def _schedule(self, plan: _Plan, who: _Who, n: int, start_ns: int, timeout_s: float) -> Pending:
+    def _schedule(
+        self, plan: _Plan, who: _Who, n: int | None, start_ns: int, timeout_s: float
+    ) -> Pending:
         """Step 9, first half: when the client sees the attempt end, and a wake-up then."""
         if timeout_s == self._timeout_s:
             timeout_ns = self._timeout_ns
         else:
             timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else _to_ns(timeout_s)
         lost = plan.lost
-        never_answers = lost is FaultType.READ_TIMEOUT or lost is FaultType.TIMEOUT_AFTER_COMMIT
+        never_answers = lost in _NEVER_ANSWERS
         times_out = never_answers or plan.delay_ns > timeout_ns
         pending = Pending(plan, who, n, start_ns, times_out)
         due_ns = start_ns + (timeout_ns if times_out else plan.delay_ns)
@@ -450,6 +468,9 @@ class SimulatedService:
 
     def abandon(self, pending: Pending) -> None:
         """The client stopped waiting (e.g. ``asyncio.wait_for``): for it, a timeout now."""
+        if pending.plan.lost is FaultType.CONNECT_TIMEOUT:
+            self._respond(pending.who, None, "connect_timeout", pending.start_ns)
+            return
         outcome = "timeout_after_commit" if pending.plan.committed else "read_timeout"
         self._respond(pending.who, pending.n, outcome, pending.start_ns)
 
@@ -459,6 +480,9 @@ class SimulatedService:
         who = pending.who
         n = pending.n
         start_ns = pending.start_ns
+        if plan.lost is FaultType.CONNECT_TIMEOUT:
+            self._respond(who, None, "connect_timeout", start_ns)
+            return CONNECT_TIMEOUT, None, None
         if pending.times_out or plan.reply is None:
             self._respond(
                 who, n, "timeout_after_commit" if plan.committed else "read_timeout", start_ns

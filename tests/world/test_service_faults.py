@@ -54,7 +54,7 @@ class Seen:
 STATUS_ERROR = httpx.HTTPStatusError
 CASES = [
     (FaultRule(fault=F.CONNECT_TIMEOUT),
-     Seen(error=httpx.ConnectTimeout, message="timed out", outcome="connect_timeout", at=0.0)),
+     Seen(error=httpx.ConnectTimeout, message="timed out", outcome="connect_timeout", at=2.0)),
     (FaultRule(fault=F.CONNECT_ERROR),
      Seen(error=httpx.ConnectError, message="[Errno 111] Connection refused",
           outcome="connect_error", at=0.0)),
