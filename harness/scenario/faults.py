@@ -57,8 +57,9 @@ class _Selection(FileModel):
         Field(min_length=1),
         Expect("a non-empty list of attempt numbers (1 is the first)"),
     ] = None
-    """Server-side attempt numbers of the logical operation the rule applies to
-    (1 is the first request the service sees, every layer counted); default: all."""
+    """Attempt numbers of the logical operation the rule applies to (1 is its
+    first attempt; every layer counted, attempts that never reached the server
+    too); default: all."""
     window: Annotated[tuple[float, float] | None, Expect(WINDOW)] = None
     """``[start, end)`` in virtual seconds, by the attempt's start time; default: always."""
     probability: Annotated[
