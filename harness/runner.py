@@ -24,6 +24,7 @@ but the time a fleet takes.
 from __future__ import annotations
 
 import gc
+import sys
 import time
 import traceback
 from contextlib import contextmanager
@@ -223,6 +224,7 @@ def simulate(
             box["factory_error"] = exc
             return
         check_controller(controller.name, instance)
+        _refuse_zeroed_backoff(controller.name)
         fleet = Fleet(
             scenario=scenario,
             seed=seed,
@@ -234,6 +236,7 @@ def simulate(
             http=lambda: env.http,
         )
         await fleet.run()
+        _refuse_zeroed_backoff(controller.name)
 
     error: str | None = None
     error_kind: str | None = None
@@ -367,6 +370,19 @@ def run_case(
         events=simulation.events if keep_events and judged else None,
         judged=judged,
     )
+
+
+def _refuse_zeroed_backoff(name: str) -> None:
+    """Fail the run if stamina's testing mode is on: it zeroes every backoff."""
+    stamina = sys.modules.get("stamina")
+    is_testing = getattr(stamina, "is_testing", None)
+    if callable(is_testing) and is_testing():
+        msg = (
+            f"controller {name!r}: stamina.set_testing(True) is on, which zeroes every "
+            "backoff and caps attempts, so this run would measure nothing; the virtual "
+            "clock already makes waiting free: call stamina.set_testing(False)"
+        )
+        raise ControllerLoadError(msg)
 
 
 def _contract_dict(scenario: Scenario) -> dict[str, float | int]:

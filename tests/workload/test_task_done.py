@@ -70,3 +70,23 @@ def test_the_reference_controller_forgets_finished_tasks() -> None:
     result = run_case(SCENARIO, ControllerRef(name="reference", path="x", factory=factory), 1)
     assert result.passed, result.violations
     assert holder["c"]._core.budgets._budgets == {}
+
+
+def test_stamina_testing_mode_fails_the_run_with_the_fix() -> None:
+    """A controller that turns on stamina's testing mode (zero backoff) is refused, not measured."""
+    import stamina  # noqa: PLC0415
+
+    def factory(env: Any) -> Any:
+        stamina.set_testing(True)
+        return Tracking()
+
+    try:
+        result = run_case(SCENARIO, ControllerRef(name="lazy", path="x", factory=factory), 1)
+    finally:
+        stamina.set_testing(False)
+    assert not result.passed
+    assert result.error == (
+        "ControllerLoadError: controller 'lazy': stamina.set_testing(True) is on, which zeroes "
+        "every backoff and caps attempts, so this run would measure nothing; the virtual clock "
+        "already makes waiting free: call stamina.set_testing(False)"
+    )
