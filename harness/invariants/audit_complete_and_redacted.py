@@ -11,7 +11,8 @@ redacted by the environment, plus what the environment found in it):
 (c) one record per attempt: for every call, the distinct ``attempt`` values
     of the records whose ``call_id`` is the call's id cover ``1..N``, ``N``
     being the call's controller-layer requests (SDK-layer retries happen
-    below the controller, which cannot see them).
+    below the controller, which cannot see them), or number at least ``N``
+    (a controller may count from 0, or across an operation's re-plans).
 
 One violation per audit event for (a) and (b), one per call for (c).
 Applies to every scenario; a run whose controller wrote no audit record at
@@ -114,7 +115,10 @@ def _coverage_violation(call: CallInfo, audited: set[int]) -> Violation | None:
     """Judge one call's records against its controller-layer attempts (part c)."""
     made = sum(1 for attempt in call.attempts if not attempt.sdk)
     absent = [n for n in range(1, made + 1) if n not in audited]
-    if not absent:
+    if not absent or len(audited) >= made:
+        # Numbering is the controller's convention (from 0, or counted across
+        # the operation's re-plans): as many distinct attempts as were made is
+        # one record per attempt.
         return None
     where = call.decision or call.attempts[-1].request
     covered = sorted(n for n in audited if 1 <= n <= made)

@@ -29,6 +29,15 @@ def test_one_record_per_controller_attempt_holds(trace, scenario_of):
     assert messages(trace, scenario_of()) == []
 
 
+def test_records_numbered_from_zero_hold(trace, scenario_of):
+    """A controller counting attempts from 0 still writes one record per attempt."""
+    two_attempts(trace)
+    trace.audit(record(0), at=0.1)
+    trace.audit(record(1), at=0.55)
+    trace.decision("ok", at=0.55)
+    assert messages(trace, scenario_of()) == []
+
+
 def test_no_audit_stream_holds_vacuously(trace, scenario_of):
     """A controller that writes no audit records is not judged."""
     two_attempts(trace)
