@@ -143,6 +143,16 @@ class Env:
         return self._http
 
     @property
+    def transport(self) -> httpx.AsyncBaseTransport:
+        """The run's network as an httpx transport: wrap it to build your own client.
+
+        In production an HTTP-layer retry library wraps the real network
+        (``RetryTransport(transport=httpx.AsyncHTTPTransport())``); in a run it
+        wraps this one, which serves the simulated tools.
+        """
+        return self.http._transport  # noqa: SLF001 (the client we built, exposed on purpose)
+
+    @property
     def tools(self) -> dict[str, str]:
         """Each tool's URL by name (for controllers that work at the HTTP layer)."""
         return {name: svc.spec.url for name, svc in self._services.by_name.items()}

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def network_transport(env: Any) -> httpx.AsyncBaseTransport:
     """Return the transport ``env.http`` sends through (the run's network)."""
-    transport: httpx.AsyncBaseTransport = env.http._transport  # noqa: SLF001
+    transport: httpx.AsyncBaseTransport = env.transport
     return transport
 
 
