@@ -242,3 +242,17 @@ def test_time_is_real_again_after_a_run() -> None:
     assert time.time() > 1.7e9
     assert time.sleep.__module__ == "time"
     assert dt.datetime.now().year >= 2026
+
+
+def test_a_busy_loop_on_the_loop_is_caught_by_the_watchdog() -> None:
+    """A controller spinning in a Python loop is interrupted and reported."""
+
+    async def main(clock: VirtualClock) -> None:
+        while True:
+            try:
+                sum(range(1000))
+            except Exception:
+                pass
+
+    with pytest.raises(RealTimeBlockError, match=r"held the event loop for more than 0\.2 s"):
+        run_virtual(main, watchdog_s=0.2)
