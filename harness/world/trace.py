@@ -48,7 +48,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from harness.world.clock import VirtualClock
 
@@ -152,6 +152,25 @@ def seconds(ns: int) -> float:
     return round(ns / NS_PER_S, 9)
 
 
+class Router(Protocol):
+    """Where a recorder that keeps no events sends each one (see :class:`Recorder`)."""
+
+    def add(  # noqa: PLR0917 (positional on purpose: the hot path)
+        self,
+        seq: int,
+        at: float,
+        kind: str,
+        agent: int | None,
+        task: str | None,
+        call: str | None,
+        op: str | None,
+        tool: str | None,
+        data: Any,
+    ) -> None:
+        """Take one event."""
+        ...
+
+
 class Recorder:
     """Collects trace events in order; the one writer every part of a run shares.
 
@@ -161,8 +180,9 @@ class Recorder:
       for the invariants and the reports;
     - ``keep=False``: nothing is kept; the recorder counts events (:attr:`tally`),
       and, given a ``sink``, streams each event to it as one JSON line (the same
-      bytes :func:`dump` writes), so a fleet run of millions of events stays
-      small in memory.
+      bytes :func:`dump` writes), and, given a ``router``, hands each event to
+      it (a large run's on-disk shards), so a fleet run of millions of events
+      stays small in memory.
 
     Either way the events, their order and their ``seq`` numbers are the same.
     """
@@ -175,18 +195,29 @@ class Recorder:
         "_last_ns",
         "_now_ns",
         "_plain",
+        "_router",
         "_seq",
         "_sink",
         "tally",
     )
 
-    def __init__(self, now_ns: Any, *, keep: bool = True, sink: IO[str] | None = None) -> None:
+    def __init__(
+        self,
+        now_ns: Any,
+        *,
+        keep: bool = True,
+        sink: IO[str] | None = None,
+        router: Router | None = None,
+    ) -> None:
         """Create a recorder that stamps events with ``now_ns()`` (virtual nanoseconds).
 
         Args:
             now_ns: the clock's nanosecond reader.
             keep: keep every event in memory (:attr:`events`).
             sink: a text stream each event is written to as a JSON line.
+            router: with ``keep=False``, gets every event as a positional row
+                (``seq, at, kind, agent, task, call, op, tool, data``): the
+                on-disk shards of a large run (:mod:`harness.world.shards`).
         """
         self._events: list[TraceEvent] = []
         self._now_ns = now_ns
@@ -195,6 +226,7 @@ class Recorder:
         self._clock = owner if isinstance(owner, VirtualClock) and now_ns == owner.now_ns else None
         self._keep = keep
         self._sink = sink
+        self._router = None if keep else router
         self._plain = keep and sink is None and _FAST
         self._seq = 0
         self._last_ns = -1
@@ -251,6 +283,8 @@ class Recorder:
             return
         if not self._keep:
             self.tally.add(kind, data)
+            if self._router is not None:
+                self._router.add(seq, self._last_at, kind, agent, task, call, op, tool, data)
             if self._sink is None:
                 return
         made = _make_event(seq, self._last_at, kind, agent, task, call, op, tool, data)
@@ -274,6 +308,8 @@ class Recorder:
         self._seq = seq + 1
         if not self._keep:
             self.tally.add(kind, data)
+            if self._router is not None:
+                self._router.add(seq, at, kind, None, None, None, None, None, data)
             if self._sink is None:
                 return
         event = _make_event(seq, at, kind, None, None, None, None, None, data)
@@ -286,7 +322,7 @@ class Recorder:
     @property
     def wants_data(self) -> bool:
         """Whether an event's data goes anywhere (kept or streamed), or is only counted."""
-        return self._keep or self._sink is not None
+        return self._keep or self._sink is not None or self._router is not None
 
     @property
     def kept(self) -> bool:
@@ -430,6 +466,8 @@ def _event_factory() -> Callable[..., TraceEvent]:
 
 
 _make_event = _event_factory()
+make_event = _make_event
+"""Build a :class:`TraceEvent` from its fields in order (``seq, at, kind, ..., data``)."""
 
 
 def dump(events: Iterable[TraceEvent], out: IO[str]) -> None:
