@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from harness.world.spec import Scenario
     from harness.world.trace import TraceEvent
 
-__all__ = ["Metrics", "compute_metrics", "percentile"]
+__all__ = ["Metrics", "MetricsTotals", "compute_metrics", "percentile"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,53 +100,125 @@ def _breaker_opens(audits: Sequence[TraceEvent]) -> int | None:
 def compute_metrics(events: Sequence[TraceEvent], scenario: Scenario) -> Metrics:
     """Compute the health metrics of a run from its trace."""
     del scenario  # every metric is a function of the trace alone
-    index = index_of(events)
-    ops: set[str] = {op for op in index.ops if op is not None}
-    commits: Counter[str | None] = Counter()
-    decisions: Counter[str] = Counter()
-    last_act: dict[str, float] = {}
-    for event in events:
-        if event.kind == "call_start" and event.op is not None:
-            ops.add(event.op)
-        elif event.kind == "commit":
-            commits[event.op] += 1
-        elif event.kind == "decision":
-            decisions[str(event.data.get("decision"))] += 1
-        if event.kind in {"request", "decision"} and event.task is not None:
-            last_act[event.task] = max(last_act.get(event.task, event.at), event.at)
-    reaching = sum(1 for attempt in index.attempts if attempt.reached)
-    sent = len(index.attempts)
-    first_ok = sum(
-        1
-        for op, attempts in index.ops.items()
-        if op is not None and attempts[0].answer("outcome") in OK_OUTCOMES
+    totals = MetricsTotals()
+    totals.add(events)
+    return totals.finish()
+
+
+class MetricsTotals:
+    """The metrics' sums over parts of a trace, for a trace judged in shards.
+
+    :meth:`add` takes a whole trace, or one shard of it (every event of some
+    agents, see :mod:`harness.world.shards`); :meth:`finish` gives the same
+    metrics :func:`compute_metrics` gives for the whole trace. Events without
+    an agent are in every shard: pass ``shared=False`` for all shards but one
+    so that they are counted once. Ops and tasks belong to one agent each.
+    """
+
+    __slots__ = (
+        "audits",
+        "breaker_opens",
+        "decisions",
+        "duplicates",
+        "first_ok",
+        "latencies",
+        "opless_commits",
+        "ops",
+        "overrun",
+        "reaching",
+        "sent",
+        "started",
+        "succeeded",
     )
-    started = [info for info in index.tasks.values() if info.start is not None]
-    succeeded = sum(1 for info in started if info.end is not None and info.end.data.get("ok"))
-    latencies = [
-        info.end.at - info.start.at
-        for info in started
-        if info.start is not None and info.end is not None
-    ]
-    overrun = 0.0
-    for info in started:
-        deadline = info.deadline
-        if deadline is not None and info.task in last_act:
-            overrun = max(overrun, last_act[info.task] - deadline)
-    return Metrics(
-        attempts_reaching_servers=reaching,
-        attempts_sent=sent,
-        logical_calls=len(ops),
-        amplification=_ratio(reaching, len(ops)),
-        first_attempt_success_rate=_ratio(first_ok, len(ops)),
-        tasks=len(started),
-        task_success_rate=_ratio(succeeded, len(started)),
-        mean_attempts_per_call=_ratio(sent, len(ops)),
-        budget_exhaustion_rate=_ratio(decisions["budget_exhausted"], decisions.total()),
-        duplicate_side_effects=sum(count - 1 for count in commits.values() if count > 1),
-        breaker_opens=_breaker_opens(index.audits),
-        decisions=dict(sorted(decisions.items())),
-        task_latency_p50=percentile(latencies, 50),
-        task_latency_p99=percentile(latencies, 99),
-        deadline_overrun_max=overrun,
-    )
+
+    def __init__(self) -> None:
+        """Start from an empty trace."""
+        self.ops = 0
+        self.reaching = 0
+        self.sent = 0
+        self.first_ok = 0
+        self.started = 0
+        self.succeeded = 0
+        self.latencies: list[float] = []
+        self.overrun = 0.0
+        self.duplicates = 0
+        self.opless_commits = 0
+        self.decisions: Counter[str] = Counter()
+        self.audits = 0
+        self.breaker_opens = 0
+
+    def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
+        """Add the events of one part of the trace (``shared``: count agent-less ones)."""
+        index = index_of(events)
+        ops: set[str] = {op for op in index.ops if op is not None}
+        last_act: dict[str, float] = {}
+        commits: Counter[str | None] = Counter()
+        for event in events:
+            if event.agent is None and not shared:
+                continue
+            kind = event.kind
+            if kind == "call_start" and event.op is not None:
+                ops.add(event.op)
+            elif kind == "commit":
+                commits[event.op] += 1
+            elif kind == "decision":
+                self.decisions[str(event.data.get("decision"))] += 1
+            if kind in {"request", "decision"} and event.task is not None:
+                last_act[event.task] = max(last_act.get(event.task, event.at), event.at)
+        self.duplicates += sum(
+            count - 1 for op, count in commits.items() if op is not None and count > 1
+        )
+        self.opless_commits += commits[None]
+        counted = [a for a in index.attempts if shared or a.request.agent is not None]
+        self.ops += len(ops)
+        self.reaching += sum(1 for attempt in counted if attempt.reached)
+        self.sent += len(counted)
+        self.first_ok += sum(
+            1
+            for op, attempts in index.ops.items()
+            if op is not None
+            and (shared or attempts[0].request.agent is not None)
+            and attempts[0].answer("outcome") in OK_OUTCOMES
+        )
+        started = [
+            info
+            for info in index.tasks.values()
+            if info.start is not None and (shared or info.start.agent is not None)
+        ]
+        self.started += len(started)
+        self.succeeded += sum(
+            1 for info in started if info.end is not None and info.end.data.get("ok")
+        )
+        self.latencies.extend(
+            info.end.at - info.start.at
+            for info in started
+            if info.start is not None and info.end is not None
+        )
+        for info in started:
+            deadline = info.deadline
+            if deadline is not None and info.task in last_act:
+                self.overrun = max(self.overrun, last_act[info.task] - deadline)
+        audits = [event for event in index.audits if shared or event.agent is not None]
+        self.audits += len(audits)
+        self.breaker_opens += _breaker_opens(audits) or 0
+
+    def finish(self) -> Metrics:
+        """Return the metrics of every part added so far."""
+        ops, reaching, sent, decisions = self.ops, self.reaching, self.sent, self.decisions
+        return Metrics(
+            attempts_reaching_servers=reaching,
+            attempts_sent=sent,
+            logical_calls=ops,
+            amplification=_ratio(reaching, ops),
+            first_attempt_success_rate=_ratio(self.first_ok, ops),
+            tasks=self.started,
+            task_success_rate=_ratio(self.succeeded, self.started),
+            mean_attempts_per_call=_ratio(sent, ops),
+            budget_exhaustion_rate=_ratio(decisions["budget_exhausted"], decisions.total()),
+            duplicate_side_effects=self.duplicates + max(0, self.opless_commits - 1),
+            breaker_opens=self.breaker_opens if self.audits else None,
+            decisions=dict(sorted(decisions.items())),
+            task_latency_p50=percentile(self.latencies, 50),
+            task_latency_p99=percentile(self.latencies, 99),
+            deadline_overrun_max=self.overrun,
+        )

@@ -9,25 +9,27 @@ bug of the harness itself is reported as an internal error.
 :func:`simulate` and :func:`judge` are the two halves of :func:`run_case`.
 
 Large runs. A kept trace costs memory (several hundred bytes an event, a few
-events per attempt) and the invariants need all of it at once, so a fleet of
-100,000 agents would need tens of GB. A run whose workload makes more than
-:data:`LARGE_RUN_CALLS` logical calls therefore records in *count* mode (the
-recorder keeps no events, only counts, optionally streaming them to a file):
-its metrics are the ones counts give, and its invariants are not checked
-(``judged`` is false). ``trace="keep"`` forces the full trace whatever the size.
+events per attempt), so a fleet of 100,000 agents would need tens of GB. A
+run whose workload makes more than :data:`LARGE_RUN_CALLS` logical calls
+therefore records in *parts* mode: the recorder keeps no event in memory and
+writes each one to disk, in the part of its agent
+(:mod:`harness.world.shards`); the run is then judged one part at a time
+(:mod:`harness.invariants.sharded`), with the same violations and metrics as
+a kept trace would give, listing at most :data:`~harness.invariants.sharded.LIMIT`
+violations per invariant (``metrics.violations_found`` counts them all).
+``trace="keep"`` forces the full trace whatever the size; ``trace="count"``
+only counts (no judging: ``judged`` is false), for measuring the simulation.
 
 During a run the cyclic garbage collector leaves the objects that existed
-before it alone (``gc.freeze``) and runs less often; this changes nothing
-but the time a fleet takes.
+before it alone and runs less often (:func:`~harness.world.runtime.quiet_collector`);
+this changes nothing but the time a fleet takes.
 """
 
 from __future__ import annotations
 
-import gc
 import sys
 import time
 import traceback
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from typing import IO, TYPE_CHECKING, Any
@@ -36,16 +38,41 @@ from harness.contract import Env, audit_checker
 from harness.controllers.registry import check_controller
 from harness.errors import ControllerLoadError, RunAborted
 from harness.invariants.registry import check_all
+from harness.invariants.sharded import judge_in_parts
 from harness.metrics import compute_metrics
+from harness.trace_modes import (
+    CALLS_PER_PART,
+    LARGE_RUN_CALLS,
+    TRACE_MODES,
+    parts_for,
+    planned_calls,
+    tally_metrics,
+    trace_mode,
+)
 from harness.workload.agents import Fleet
 from harness.world.clock import DEFAULT_EPOCH
-from harness.world.runtime import run_virtual
+from harness.world.runtime import quiet_collector, run_virtual
 from harness.world.service import Services
+from harness.world.shards import ShardWriter
 from harness.world.trace import Recorder, TraceEvent
 
-if TYPE_CHECKING:
-    from collections.abc import Iterator
+__all__ = [
+    "CALLS_PER_PART",
+    "LARGE_RUN_CALLS",
+    "TRACE_MODES",
+    "CaseResult",
+    "Simulation",
+    "judge",
+    "parts_for",
+    "planned_calls",
+    "prepare",
+    "run_case",
+    "simulate",
+    "tally_metrics",
+    "trace_mode",
+]
 
+if TYPE_CHECKING:
     from faker import Faker
 
     from harness.controllers.registry import ControllerRef
@@ -71,7 +98,7 @@ class CaseResult:
     wall_s: float = 0.0
     events: list[TraceEvent] | None = field(default=None, repr=False)
     judged: bool = True
-    """False when the run was too large to keep its trace: invariants were not checked."""
+    """False when the run was recorded in count mode: invariants were not checked."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form used in ``results.json`` (``judged`` appears only when false)."""
@@ -112,43 +139,6 @@ def horizon_for(scenario: Scenario) -> float:
     return workload.start_spread_s + workload.tasks_per_agent * per_task * 4 + 3600.0
 
 
-LARGE_RUN_CALLS = 500_000
-"""Above this many logical calls (agents x tasks x calls), a run records in count mode."""
-
-# Collector thresholds during a run: a fleet allocates millions of short-lived
-# objects, and the default (700, 10, 10) spends much of a run scanning them.
-_GC_THRESHOLDS = (50_000, 20, 20)
-
-
-def planned_calls(scenario: Scenario) -> int:
-    """The logical calls a scenario's workload makes (before re-plans)."""
-    workload = scenario.workload
-    return workload.agents * workload.tasks_per_agent * len(workload.calls)
-
-
-def trace_mode(scenario: Scenario, trace: str | None = None) -> str:
-    """``keep`` or ``count``: ``trace`` if given, else by the size of the workload."""
-    if trace is not None:
-        if trace not in {"keep", "count"}:
-            msg = f"Expected trace to be 'keep' or 'count' but got {trace!r}"
-            raise ValueError(msg)
-        return trace
-    return "count" if planned_calls(scenario) > LARGE_RUN_CALLS else "keep"
-
-
-@contextmanager
-def quiet_collector() -> Iterator[None]:
-    """Freeze what exists, raise the collector's thresholds; restore both afterwards."""
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(*_GC_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
-
-
 @dataclass(slots=True, kw_only=True)
 class Simulation:
     """What running a case produced, before judging (see :func:`simulate`)."""
@@ -157,6 +147,13 @@ class Simulation:
     """None if the run failed before its world existed."""
     error: str | None = None
     error_kind: str | None = None
+    parts: ShardWriter | None = None
+    """In parts mode, the trace on disk (delete it with :meth:`discard`)."""
+
+    def discard(self) -> None:
+        """Delete the trace written to disk, if any."""
+        if self.parts is not None:
+            self.parts.remove()
 
     @property
     def events(self) -> list[TraceEvent]:
@@ -173,6 +170,7 @@ def simulate(
     sink: IO[str] | None = None,
     watchdog_s: float = 5.0,
     real_wait_s: float = 2.0,
+    parts: int | None = None,
 ) -> Simulation:
     """Build the world and the fleet and run it to the end; record, do not judge.
 
@@ -180,15 +178,20 @@ def simulate(
         scenario: what to run.
         controller: the controller under test.
         seed: the run's seed.
-        trace: ``keep`` (every event in memory) or ``count`` (see the module docstring).
+        trace: ``keep`` (every event in memory), ``parts`` (on disk, by agent) or
+            ``count`` (see the module docstring).
         sink: a text stream the trace is written to as JSON lines while it runs.
+        parts: in parts mode, how many parts (default: by the size of the workload).
         watchdog_s: real seconds a controller may block the loop.
         real_wait_s: real seconds the loop waits for a thread outside the clock.
     """
     box: dict[str, Any] = {}
+    writer = None
+    if trace == "parts":
+        writer = ShardWriter(parts if parts is not None else parts_for(scenario))
 
     async def main(clock: VirtualClock) -> None:
-        recorder = Recorder(clock.now_ns, keep=trace == "keep", sink=sink)
+        recorder = Recorder(clock.now_ns, keep=trace == "keep", sink=sink, router=writer)
         box["recorder"] = recorder
         world = scenario.world
         services = Services(
@@ -265,7 +268,9 @@ def simulate(
     if recorder is not None:
         status = "completed" if error is None else "failed"
         recorder.close("run_end", status=status, error=error.splitlines()[0] if error else None)
-    return Simulation(recorder=recorder, error=error, error_kind=error_kind)
+    if writer is not None:
+        writer.finish()
+    return Simulation(recorder=recorder, error=error, error_kind=error_kind, parts=writer)
 
 
 def judge(
@@ -273,8 +278,9 @@ def judge(
 ) -> tuple[list[dict[str, Any]], dict[str, Any], str | None, str | None]:
     """Check the invariants and compute the metrics: violations, metrics, error, error kind.
 
-    A run recorded in count mode is not judged: no violations, the metrics
-    its counts give (see :func:`tally_metrics`).
+    A run recorded in parts is judged one part at a time; a run recorded
+    in count mode is not judged: no violations, the metrics its counts give
+    (see :func:`tally_metrics`).
     """
     error, error_kind = simulation.error, simulation.error_kind
     violations: list[dict[str, Any]] = []
@@ -282,44 +288,27 @@ def judge(
     recorder = simulation.recorder
     if error_kind == "internal":
         return violations, metrics, error, error_kind
-    if recorder is not None and not recorder.kept:
+    if recorder is not None and not recorder.kept and simulation.parts is None:
         return violations, tally_metrics(recorder), error, error_kind
     try:
-        events = simulation.events
-        violations = [v.as_dict() for v in check_all(events, scenario)]
-        metrics = compute_metrics(events, scenario).as_dict()
+        if simulation.parts is not None and recorder is not None:
+            verdict = judge_in_parts(simulation.parts, scenario)
+            violations = [v.as_dict() for v in verdict.violations]
+            metrics = {
+                **verdict.metrics.as_dict(),
+                "events": recorder.count,
+                "violations_found": verdict.totals,
+            }
+        else:
+            events = simulation.events
+            violations = [v.as_dict() for v in check_all(events, scenario)]
+            metrics = compute_metrics(events, scenario).as_dict()
     except Exception as exc:
         error = (
             f"internal error while judging: {type(exc).__name__}: {exc}\n" + traceback.format_exc()
         )
         error_kind = "internal"
     return violations, metrics, error, error_kind
-
-
-def tally_metrics(recorder: Recorder) -> dict[str, Any]:
-    """The health metrics a count-mode recorder can give (None for the others)."""
-    tally = recorder.tally
-    calls = tally.calls
-    decisions = dict(sorted(tally.decisions.items()))
-    total = sum(decisions.values())
-    return {
-        "attempts_reaching_servers": tally.reached,
-        "attempts_sent": tally.attempts,
-        "logical_calls": calls,
-        "amplification": tally.reached / calls if calls else None,
-        "first_attempt_success_rate": None,
-        "tasks": tally.tasks,
-        "task_success_rate": tally.tasks_ok / tally.tasks if tally.tasks else None,
-        "mean_attempts_per_call": tally.attempts / calls if calls else None,
-        "budget_exhaustion_rate": decisions.get("budget_exhausted", 0) / total if total else None,
-        "duplicate_side_effects": None,
-        "breaker_opens": None,
-        "decisions": decisions,
-        "task_latency_p50": None,
-        "task_latency_p99": None,
-        "deadline_overrun_max": None,
-        "events": recorder.count,
-    }
 
 
 def run_case(
@@ -334,8 +323,9 @@ def run_case(
 ) -> CaseResult:
     """Run one case and judge it (see the module docstring).
 
-    ``keep_events``: return the trace with the result. ``trace``: ``keep`` or
-    ``count`` (default: by the size of the workload, see :func:`trace_mode`).
+    ``keep_events``: return the trace with the result (kept traces only).
+    ``trace``: ``keep``, ``parts`` or ``count`` (default: by the size of the
+    workload, see :func:`trace_mode`).
     """
     started = time.perf_counter()
     # Built before the clock starts: importing and building Faker takes long
@@ -345,14 +335,16 @@ def run_case(
     simulation = simulate(
         scenario, controller, seed, trace=mode, watchdog_s=watchdog_s, real_wait_s=real_wait_s
     )
-    violations, metrics, error, error_kind = judge(simulation, scenario)
-    judged = mode == "keep"
+    try:
+        violations, metrics, error, error_kind = judge(simulation, scenario)
+    finally:
+        simulation.discard()
+    judged = mode != "count"
     if not judged and error is None:
         # Never report a pass that was not checked.
         error = (
-            f"not judged: the run plans {planned_calls(scenario)} logical calls, more than "
-            f"the {LARGE_RUN_CALLS} whose traces are checked in memory; its totals are in "
-            "the metrics, and a smaller workload can be judged"
+            "not judged: the run was recorded in count mode (trace='count'), which keeps "
+            "only totals; they are in the metrics"
         )
         error_kind = "unjudged"
     return CaseResult(
@@ -367,7 +359,7 @@ def run_case(
         error_kind=error_kind,
         source=scenario.source,
         wall_s=round(time.perf_counter() - started, 6),
-        events=simulation.events if keep_events and judged else None,
+        events=simulation.events if keep_events and mode == "keep" else None,
         judged=judged,
     )
 

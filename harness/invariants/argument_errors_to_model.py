@@ -112,6 +112,7 @@ class ArgumentErrorsToModel:
 
     __slots__ = ()
     id = ID
+    scope = "agent"
     summary = (
         "after a 400/422 the same arguments are not sent again, and the call returns "
         "'model_fix' carrying the server's code and field"

@@ -24,12 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from harness.invariants.base import Violation, fmt_t, violation_at
+from harness.invariants.base import Found, Violation, fmt_t, violation_at
 from harness.invariants.index import CallInfo, index_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from harness.invariants.base import Shards
     from harness.world.spec import Scenario
     from harness.world.trace import TraceEvent
 
@@ -157,14 +158,35 @@ class AuditCompleteAndRedacted:
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Judge every audit event, then every call's coverage."""
+        judge = self.shard_judge(scenario)
+        judge.add(events)
+        return judge.finish()
+
+    def shard_judge(self, scenario: Scenario, shards: Shards | None = None) -> _Parts:
+        """Judge a trace given in parts: whether any record exists is known at the end."""
         del scenario
+        return _Parts(None if shards is None else shards.limit)
+
+
+class _Parts:
+    """Records and calls belong to one agent; only the rule's vacuity spans the trace."""
+
+    __slots__ = ("audited", "found")
+
+    def __init__(self, limit: int | None) -> None:
+        self.audited = False
+        self.found = Found(limit)
+
+    def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
+        """Judge one part's records and calls (as if some record existed somewhere)."""
         index = index_of(events)
-        if not index.audits:
-            return []
-        violations: list[Violation] = []
+        self.audited = self.audited or any(
+            shared or event.agent is not None for event in index.audits
+        )
         audited: dict[Any, set[int]] = {}
         for event in index.audits:
-            violations.extend(_record_violations(event))
+            if shared or event.agent is not None:
+                self.found.extend(_record_violations(event))
             record = _record(event)
             number = _attempt_number(record.get("attempt"))
             if number is not None:
@@ -172,10 +194,19 @@ class AuditCompleteAndRedacted:
         for call in index.calls.values():
             if call.attempts:
                 violation = _coverage_violation(call, audited.get(call.call, set()))
-                if violation is not None:
-                    violations.append(violation)
-        violations.sort(key=lambda violation: violation.seq or 0)
-        return violations
+                if violation is not None and (shared or violation.agent is not None):
+                    self.found.append(violation)
+
+    def finish(self) -> list[Violation]:
+        """Return every violation found, or none if the controller wrote no record at all."""
+        if not self.audited:
+            return []
+        return self.found.listed()
+
+    @property
+    def total(self) -> int:
+        """How many violations :meth:`finish` found, listed or not."""
+        return self.found.total if self.audited else 0
 
 
 INVARIANT = AuditCompleteAndRedacted()

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.invariants.base import EPS, Violation, fmt_t, violation_at
-from harness.invariants.index import Attempt, index_of
+from harness.invariants.base import EPS, Found, Violation, fmt_t, violation_at
+from harness.invariants.index import Attempt, TraceIndex, index_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from harness.invariants.base import ShardJudge, Shards
     from harness.world.spec import Contract, Scenario
     from harness.world.trace import TraceEvent
 
@@ -125,47 +126,118 @@ class BackoffBoundedAndJittered:
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Pair each retry with the attempt it retries; group unprompted retries by instant."""
-        contract = scenario.world.contract
-        index = index_of(events)
-        last: dict[str | None, Attempt] = {}
-        judged: set[tuple[str | None, str]] = set()
-        instants: dict[tuple[str | None, int], list[Attempt]] = {}
-        violations: list[Violation] = []
-        for attempt in index.attempts:
-            op = attempt.request.op
-            previous = last.get(op)
-            last[op] = attempt
-            if previous is None or attempt.sdk or previous.args != attempt.args:
-                continue
-            judgement = _judge_wait(attempt, previous, contract)
-            if judgement is not None and (op, judgement[0]) not in judged:
-                judged.add((op, judgement[0]))
-                violations.append(judgement[1])
-            if previous.answer("retry_after_at") is None:
-                instant = round(attempt.at * 1_000_000_000)
-                instants.setdefault((attempt.request.tool, instant), []).append(attempt)
+        violations, instants = _waits(index_of(events), scenario.world.contract)
         for (tool, instant), retries in instants.items():
             agents = {retry.request.agent for retry in retries}
-            if len(agents) < LOCKSTEP_AGENTS:
-                continue
-            first = retries[0]
-            violations.append(
-                violation_at(
-                    ID,
-                    first.request,
-                    attempt=first.ordinal,
-                    message=(
-                        f"{len(agents)} agents retried {tool} at the same instant "
-                        f"{fmt_t(instant / 1_000_000_000)} (first: task {first.request.task}, "
-                        f"attempt {first.ordinal} of op {first.request.op}); retries of "
-                        "different callers must be jittered, not synchronised"
-                    ),
-                    expected=f"fewer than {LOCKSTEP_AGENTS} agents retrying at one instant",
-                    actual=f"{len(agents)} agents at {fmt_t(instant / 1_000_000_000)}",
-                )
-            )
+            if len(agents) >= LOCKSTEP_AGENTS:
+                violations.append(_lockstep(tool, instant, len(agents), retries[0]))
         violations.sort(key=lambda violation: violation.seq or 0)
         return violations
+
+    def shard_judge(self, scenario: Scenario, shards: Shards | None = None) -> ShardJudge:
+        """Judge a trace given in parts: waits per part, instants across parts."""
+        if shards is None:
+            msg = "judging backoff_bounded_and_jittered in parts needs the parts"
+            raise ValueError(msg)
+        return _Parts(scenario.world.contract, shards)
+
+
+_Instants = dict[tuple[str | None, int], list[Attempt]]
+"""Unprompted retries by tool and virtual nanosecond."""
+
+
+def _waits(index: TraceIndex, contract: Contract) -> tuple[list[Violation], _Instants]:
+    """Judge every wait (parts a and b); gather unprompted retries by instant (part c)."""
+    last: dict[str | None, Attempt] = {}
+    judged: set[tuple[str | None, str]] = set()
+    instants: _Instants = {}
+    violations: list[Violation] = []
+    for attempt in index.attempts:
+        op = attempt.request.op
+        previous = last.get(op)
+        last[op] = attempt
+        if previous is None or attempt.sdk or previous.args != attempt.args:
+            continue
+        judgement = _judge_wait(attempt, previous, contract)
+        if judgement is not None and (op, judgement[0]) not in judged:
+            judged.add((op, judgement[0]))
+            violations.append(judgement[1])
+        if previous.answer("retry_after_at") is None:
+            instant = round(attempt.at * 1_000_000_000)
+            instants.setdefault((attempt.request.tool, instant), []).append(attempt)
+    return violations, instants
+
+
+def _lockstep(tool: str | None, instant: int, agents: int, first: Attempt) -> Violation:
+    """Report ``agents`` agents retrying ``tool`` at one ``instant`` (part c)."""
+    return violation_at(
+        ID,
+        first.request,
+        attempt=first.ordinal,
+        message=(
+            f"{agents} agents retried {tool} at the same instant "
+            f"{fmt_t(instant / 1_000_000_000)} (first: task {first.request.task}, "
+            f"attempt {first.ordinal} of op {first.request.op}); retries of "
+            "different callers must be jittered, not synchronised"
+        ),
+        expected=f"fewer than {LOCKSTEP_AGENTS} agents retrying at one instant",
+        actual=f"{agents} agents at {fmt_t(instant / 1_000_000_000)}",
+    )
+
+
+class _Parts:
+    """Part c over a trace in parts, in little memory: per instant, the first retry only.
+
+    For each tool and instant it keeps the first retry's ``seq`` and agent,
+    and the other agents only when there are some; the first retry's details
+    are fetched again from its part when it turns out to be a violation.
+    """
+
+    __slots__ = ("contract", "first", "found", "others", "shards")
+
+    def __init__(self, contract: Contract, shards: Shards) -> None:
+        self.contract = contract
+        self.shards = shards
+        self.found = Found(shards.limit)
+        self.first: dict[tuple[str | None, int], tuple[int, int | None]] = {}
+        self.others: dict[tuple[str | None, int], set[int | None]] = {}
+
+    def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
+        violations, instants = _waits(index_of(events), self.contract)
+        self.found.extend(v for v in violations if shared or v.agent is not None)
+        first, others = self.first, self.others
+        for where, retries in instants.items():
+            for retry in retries:
+                agent = retry.request.agent
+                if agent is None and not shared:
+                    continue
+                seen = first.get(where)
+                if seen is None:
+                    first[where] = (retry.request.seq, agent)
+                    continue
+                if agent != seen[1]:
+                    others.setdefault(where, set()).add(agent)
+                if retry.request.seq < seen[0]:
+                    first[where] = (retry.request.seq, agent)
+                    if seen[1] != agent:
+                        others[where].add(seen[1])
+
+    def finish(self) -> list[Violation]:
+        lockstep = [
+            (self.shards.part(self.first[where][1]), where, len(more | {self.first[where][1]}))
+            for where, more in self.others.items()
+        ]
+        for _, where, agents in sorted(lockstep, key=lambda item: item[0]):
+            if agents < LOCKSTEP_AGENTS:
+                continue
+            seq, agent = self.first[where]
+            retry = index_of(self.shards.events_of(agent)).by_request[seq]
+            self.found.append(_lockstep(where[0], where[1], agents, retry))
+        return self.found.listed()
+
+    @property
+    def total(self) -> int:
+        return self.found.total
 
 
 INVARIANT = BackoffBoundedAndJittered()

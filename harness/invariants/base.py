@@ -11,12 +11,24 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from harness.world.spec import Scenario
     from harness.world.trace import TraceEvent
 
-__all__ = ["EPS", "Invariant", "Violation", "fmt_t", "nth", "plural", "violation_at"]
+__all__ = [
+    "EPS",
+    "Found",
+    "Invariant",
+    "ShardJudge",
+    "Shards",
+    "Violation",
+    "fmt_t",
+    "nth",
+    "plural",
+    "trace_order",
+    "violation_at",
+]
 
 EPS = 1e-6
 """Tolerance, in virtual seconds, of every time comparison an invariant makes."""
@@ -90,6 +102,86 @@ class Invariant(Protocol):
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Return every violation of the rule in ``events`` (empty when it holds)."""
         ...
+
+
+class ShardJudge(Protocol):
+    """Judges one invariant over a trace given in parts (see :mod:`harness.invariants.sharded`).
+
+    Each part holds every event of some agents plus every event without an
+    agent; ``shared`` is true for exactly one part, the one where the events
+    without an agent count (in the others they are context only).
+    """
+
+    def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
+        """Take one part of the trace, in ``seq`` order."""
+        ...
+
+    def finish(self) -> list[Violation]:
+        """Return every violation of the whole trace (the first ``limit`` when limited)."""
+        ...
+
+    @property
+    def total(self) -> int:
+        """How many violations :meth:`finish` found, listed or not."""
+        ...
+
+
+class Shards(Protocol):
+    """Access to the parts of a trace judged in parts, to fetch the details of a violation."""
+
+    def part(self, agent: int | None) -> int:
+        """Return the number of the part that holds ``agent``'s events."""
+        ...
+
+    def events_of(self, agent: int | None) -> Sequence[TraceEvent]:
+        """Return the part that holds ``agent``'s events (the same list while it is the last)."""
+        ...
+
+    @property
+    def limit(self) -> int | None:
+        """Violations listed per invariant at most (the first ones, by ``seq``)."""
+        ...
+
+
+def trace_order(violation: Violation) -> tuple[bool, int]:
+    """Sort key of violations: by the ``seq`` of their event, those without one last."""
+    return (violation.seq is None, violation.seq or 0)
+
+
+class Found:
+    """Violations found so far; with a ``limit``, only the first ``limit`` in trace order.
+
+    A failing fleet of millions of attempts may break a rule millions of
+    times: listing every one would take more memory than the run. ``total``
+    still counts them all.
+    """
+
+    __slots__ = ("items", "limit", "total")
+
+    def __init__(self, limit: int | None = None) -> None:
+        """Start empty; keep at most ``limit`` violations (every one without)."""
+        self.items: list[Violation] = []
+        self.limit = limit
+        self.total = 0
+
+    def extend(self, violations: Iterable[Violation]) -> None:
+        """Add violations (in any order)."""
+        for violation in violations:
+            self.append(violation)
+
+    def append(self, violation: Violation) -> None:
+        """Add one violation."""
+        self.items.append(violation)
+        self.total += 1
+        if self.limit is not None and len(self.items) >= 2 * self.limit + 64:
+            self.listed()
+
+    def listed(self) -> list[Violation]:
+        """Return the violations kept, in trace order."""
+        self.items.sort(key=trace_order)
+        if self.limit is not None:
+            del self.items[self.limit :]
+        return list(self.items)
 
 
 def violation_at(

@@ -27,6 +27,7 @@ from harness.invariants.faults import is_transient
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from harness.invariants.base import Shards
     from harness.world.spec import Scenario
     from harness.world.trace import TraceEvent
 
@@ -83,23 +84,51 @@ class BreakerShedsLoad:
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Count calls and attempts in each outage's late window."""
-        judged = outages(scenario)
+        judge = self.shard_judge(scenario)
+        judge.add(events)
+        return judge.finish()
+
+    def shard_judge(self, scenario: Scenario, shards: Shards | None = None) -> _Counts:
+        """Judge a trace given in parts: the counts add up."""
+        del shards
+        return _Counts(outages(scenario))
+
+
+class _Counts:
+    """Calls and attempts in each outage's late window, summed over parts of a trace."""
+
+    __slots__ = ("attempts", "calls", "judged")
+
+    def __init__(self, judged: list[Outage]) -> None:
+        self.judged = judged
+        self.calls = [0] * len(judged)
+        self.attempts = [0] * len(judged)
+
+    def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
+        """Count one part (``shared``: count the events without an agent)."""
+        judged = self.judged
         if not judged:
-            return []
-        calls = [0] * len(judged)
-        attempts = [0] * len(judged)
+            return
         for event in events:
-            if event.kind not in {"call_start", "request"}:
+            if event.kind not in {"call_start", "request"} or (not shared and event.agent is None):
                 continue
             for i, outage in enumerate(judged):
                 if event.tool != outage.tool or not outage.late_start <= event.at < outage.end:
                     continue
                 if event.kind == "call_start":
-                    calls[i] += 1
+                    self.calls[i] += 1
                 else:
-                    attempts[i] += 1
+                    self.attempts[i] += 1
+
+    @property
+    def total(self) -> int:
+        """How many violations :meth:`finish` finds (one per outage at most)."""
+        return len(self.finish())
+
+    def finish(self) -> list[Violation]:
+        """Return one violation per outage whose late window kept the fleet's attempts up."""
         violations: list[Violation] = []
-        for outage, n_calls, n_attempts in zip(judged, calls, attempts, strict=True):
+        for outage, n_calls, n_attempts in zip(self.judged, self.calls, self.attempts, strict=True):
             if n_calls < MIN_CALLS or n_attempts <= PROBE_RATIO * n_calls:
                 continue
             violations.append(

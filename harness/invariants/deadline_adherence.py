@@ -52,6 +52,7 @@ class DeadlineAdherence:
 
     __slots__ = ()
     id = ID
+    scope = "agent"
     summary = (
         "no attempt starts after the task's deadline, no wait of the task ends after it, and "
         "every decision comes by the deadline plus one attempt's client timeout"

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.invariants.base import Violation, fmt_t, violation_at
-from harness.invariants.index import Attempt, index_of
+from harness.invariants.base import Found, Violation, fmt_t, violation_at
+from harness.invariants.index import Attempt, TraceIndex, index_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from harness.invariants.base import ShardJudge, Shards
     from harness.world.spec import Scenario
     from harness.world.trace import TraceEvent
 
@@ -57,30 +58,10 @@ class IdempotencyKeyStable:
         """Compare each request's key with its op's first and with other ops' keys."""
         del scenario
         index = index_of(events)
-        violations: list[Violation] = []
-        owner: dict[tuple[str | None, Any], Attempt] = {}
-        sharers: dict[tuple[str | None, Any], set[str | None]] = {}
-        shared_at: dict[tuple[str | None, Any], Attempt] = {}
-        for op, attempts in index.ops.items():
-            first = attempts[0]
-            changed = next((a for a in attempts if a.key != first.key), None)
-            if changed is not None:
-                violations.append(
-                    violation_at(
-                        ID,
-                        changed.request,
-                        attempt=changed.ordinal,
-                        message=(
-                            f"task {changed.request.task}: attempt {changed.ordinal} of op {op} "
-                            f"carried {_shown(changed.key)} to {changed.request.tool} at "
-                            f"{fmt_t(changed.at)}, but attempt 1 at {fmt_t(first.at)} carried "
-                            f"{_shown(first.key)}; every attempt of one operation must reuse "
-                            "the same key"
-                        ),
-                        expected=_shown(first.key),
-                        actual=_shown(changed.key),
-                    )
-                )
+        violations = _changed_keys(index)
+        owner: dict[_Where, Attempt] = {}
+        sharers: dict[_Where, set[str | None]] = {}
+        shared_at: dict[_Where, Attempt] = {}
         for attempt in index.attempts:
             if attempt.key is None:
                 continue
@@ -91,25 +72,124 @@ class IdempotencyKeyStable:
             sharers.setdefault(where, {holder.request.op}).add(attempt.request.op)
             shared_at.setdefault(where, attempt)
         for where, attempt in shared_at.items():
-            holder = owner[where]
+            violations.append(_shared(attempt, owner[where], len(sharers[where])))
+        violations.sort(key=lambda violation: violation.seq or 0)
+        return violations
+
+    def shard_judge(self, scenario: Scenario, shards: Shards | None = None) -> ShardJudge:
+        """Judge a trace given in parts: part (a) per part, part (b) across parts."""
+        del scenario
+        if shards is None:
+            msg = "judging idempotency_key_stable in parts needs the parts"
+            raise ValueError(msg)
+        return _Parts(shards)
+
+
+_Where = tuple[str | None, Any]
+"""A tool and a key digest."""
+
+
+def _changed_keys(index: TraceIndex) -> list[Violation]:
+    """Part (a): the first request of each op whose key differs from the op's first."""
+    violations: list[Violation] = []
+    for op, attempts in index.ops.items():
+        first = attempts[0]
+        changed = next((a for a in attempts if a.key != first.key), None)
+        if changed is not None:
             violations.append(
                 violation_at(
                     ID,
-                    attempt.request,
-                    attempt=attempt.ordinal,
+                    changed.request,
+                    attempt=changed.ordinal,
                     message=(
-                        f"task {attempt.request.task}: op {attempt.request.op} sent "
-                        f"{_shown(attempt.key)} to {attempt.request.tool} at "
-                        f"{fmt_t(attempt.at)}, the key op {holder.request.op} already used at "
-                        f"{fmt_t(holder.at)}; two operations sharing a key get each other's "
-                        "results"
+                        f"task {changed.request.task}: attempt {changed.ordinal} of op {op} "
+                        f"carried {_shown(changed.key)} to {changed.request.tool} at "
+                        f"{fmt_t(changed.at)}, but attempt 1 at {fmt_t(first.at)} carried "
+                        f"{_shown(first.key)}; every attempt of one operation must reuse "
+                        "the same key"
                     ),
-                    expected=f"a key used by one operation of {attempt.request.tool}",
-                    actual=f"{len(sharers[where])} operations carried {_shown(attempt.key)}",
+                    expected=_shown(first.key),
+                    actual=_shown(changed.key),
                 )
             )
-        violations.sort(key=lambda violation: violation.seq or 0)
-        return violations
+    return violations
+
+
+def _shared(attempt: Attempt, holder: Attempt, ops: int) -> Violation:
+    """Part (b): ``attempt`` carried the key op ``holder`` used first (``ops`` ops share it)."""
+    return violation_at(
+        ID,
+        attempt.request,
+        attempt=attempt.ordinal,
+        message=(
+            f"task {attempt.request.task}: op {attempt.request.op} sent "
+            f"{_shown(attempt.key)} to {attempt.request.tool} at "
+            f"{fmt_t(attempt.at)}, the key op {holder.request.op} already used at "
+            f"{fmt_t(holder.at)}; two operations sharing a key get each other's "
+            "results"
+        ),
+        expected=f"a key used by one operation of {attempt.request.tool}",
+        actual=f"{ops} operations carried {_shown(attempt.key)}",
+    )
+
+
+_First = tuple[int, int | None]
+"""A request's ``seq`` and agent."""
+
+
+class _Parts:
+    """Part (b) over a trace in parts: per tool and key, each op's first request.
+
+    The ops of one key are kept as one op and its first request's ``seq``
+    until a second op uses the key; the details of the requests named in a
+    violation are fetched again from their parts.
+    """
+
+    __slots__ = ("found", "owners", "shards", "sharers")
+
+    def __init__(self, shards: Shards) -> None:
+        self.shards = shards
+        self.found = Found(shards.limit)
+        self.owners: dict[_Where, tuple[str | None, _First]] = {}
+        self.sharers: dict[_Where, dict[str | None, _First]] = {}
+
+    def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
+        index = index_of(events)
+        self.found.extend(v for v in _changed_keys(index) if shared or v.agent is not None)
+        owners, sharers = self.owners, self.sharers
+        for attempt in index.attempts:
+            request = attempt.request
+            if attempt.key is None or (request.agent is None and not shared):
+                continue
+            where = (request.tool, attempt.key)
+            mine = (request.seq, request.agent)
+            held = owners.get(where)
+            if held is None:
+                owners[where] = (request.op, mine)
+                continue
+            if held[0] == request.op:
+                if mine < held[1]:
+                    owners[where] = (request.op, mine)
+                continue
+            ops = sharers.setdefault(where, {held[0]: held[1]})
+            if request.op not in ops or mine < ops[request.op]:
+                ops[request.op] = mine
+
+    def finish(self) -> list[Violation]:
+        for where, ops in self.sharers.items():
+            held = self.owners[where]
+            ops[held[0]] = min(ops.get(held[0], held[1]), held[1])
+            firsts = sorted(ops.values())
+            holder, sharer = (self._attempt(*first) for first in firsts[:2])
+            self.found.append(_shared(sharer, holder, len(ops)))
+        return self.found.listed()
+
+    @property
+    def total(self) -> int:
+        return self.found.total
+
+    def _attempt(self, seq: int, agent: int | None) -> Attempt:
+        return index_of(self.shards.events_of(agent)).by_request[seq]
 
 
 INVARIANT = IdempotencyKeyStable()

@@ -25,7 +25,16 @@ if TYPE_CHECKING:
     from harness.world.spec import Scenario, ToolSpec
     from harness.world.trace import TraceEvent
 
-__all__ = ["OK_OUTCOMES", "Attempt", "CallInfo", "TaskInfo", "TraceIndex", "index_of", "tools_of"]
+__all__ = [
+    "OK_OUTCOMES",
+    "Attempt",
+    "CallInfo",
+    "TaskInfo",
+    "TraceIndex",
+    "forget",
+    "index_of",
+    "tools_of",
+]
 
 OK_OUTCOMES = frozenset({"ok", "replayed"})
 """Outcomes of a successful attempt."""
@@ -224,6 +233,11 @@ def index_of(events: Sequence[TraceEvent]) -> TraceIndex:
     index = build(events)
     _cache[:] = [(events, len(events), index)]
     return index
+
+
+def forget() -> None:
+    """Drop the cached index (a large trace judged in parts frees each part's index)."""
+    _cache.clear()
 
 
 def tools_of(scenario: Scenario) -> dict[str, ToolSpec]:

@@ -29,6 +29,7 @@ class NoDuplicateSideEffects:
 
     __slots__ = ()
     id = ID
+    scope = "agent"
     summary = "every logical side-effect operation is committed at most once on the server"
 
     def applies(self, scenario: Scenario) -> bool:

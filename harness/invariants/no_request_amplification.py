@@ -51,6 +51,7 @@ class NoRequestAmplification:
 
     __slots__ = ()
     id = ID
+    scope = "agent"
     summary = (
         "attempts reaching servers stay within the contract: per task "
         "max_attempts_per_task, per logical operation max_attempts_per_call, every layer counted"

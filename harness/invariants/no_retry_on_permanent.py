@@ -49,6 +49,7 @@ class NoRetryOnPermanent:
 
     __slots__ = ()
     id = ID
+    scope = "agent"
     summary = (
         "after a 401, 403, 404, 409 (not IDEMPOTENCY_IN_FLIGHT) or 410 the same operation is not "
         "sent again with the same arguments, by any layer"

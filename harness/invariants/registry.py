@@ -19,6 +19,7 @@ from harness.invariants import (
     succeeds_when_possible,
     unsafe_side_effects_not_replayed,
 )
+from harness.invariants.base import trace_order
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -79,8 +80,11 @@ def selected(scenario: Scenario, ids: Iterable[str] | None = None) -> tuple[Inva
 def check_all(
     events: Sequence[TraceEvent], scenario: Scenario, ids: Iterable[str] | None = None
 ) -> list[Violation]:
-    """Run the selected invariants (see :func:`selected`) and return every violation, in order."""
+    """Run the selected invariants (see :func:`selected`) and return every violation.
+
+    Violations come in catalogue order, and in trace order within one invariant.
+    """
     violations: list[Violation] = []
     for invariant in selected(scenario, ids):
-        violations.extend(invariant.check(events, scenario))
+        violations.extend(sorted(invariant.check(events, scenario), key=trace_order))
     return violations

@@ -37,6 +37,7 @@ class RetryAfterRespected:
 
     __slots__ = ()
     id = ID
+    scope = "agent"
     summary = (
         "after a response carrying Retry-After, the same task sends nothing to that tool "
         "before the time the header names"

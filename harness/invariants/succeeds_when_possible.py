@@ -48,19 +48,20 @@ judged. One violation per call. Applies to every scenario.
 
 from __future__ import annotations
 
+import bisect
 import math
-from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.invariants.base import EPS, Violation, fmt_t, violation_at
+from harness.invariants.base import EPS, Found, Violation, fmt_t, violation_at
 from harness.invariants.faults import is_transient
-from harness.invariants.index import OK_OUTCOMES, index_of, tools_of
+from harness.invariants.index import OK_OUTCOMES, TaskInfo, index_of, tools_of
 from harness.world.spec import FaultType, ModelPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from harness.invariants.base import Shards
     from harness.world.spec import Contract, FaultRule, Scenario, ToolSpec
     from harness.world.trace import TraceEvent
 
@@ -209,55 +210,116 @@ class SucceedsWhenPossible:
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Check the expected success rate, then every recoverable call's decision."""
-        index = index_of(events)
-        violations: list[Violation] = []
-        wanted = scenario.expect.min_task_success_rate
-        started = sum(1 for info in index.tasks.values() if info.start is not None)
-        if wanted is not None and started:
-            ok = sum(
-                1
-                for info in index.tasks.values()
-                if info.start is not None and info.end is not None and info.end.data.get("ok")
-            )
-            if ok / started < wanted - EPS:
-                violations.append(_rate_violation(started, ok, wanted))
-        if scenario.workload.model != ModelPolicy.OBEDIENT or scenario.workload.sdk_retries:
-            return violations
-        violations.extend(self._calls(events, scenario))
-        return violations
+        judge = self.shard_judge(scenario)
+        judge.add(events)
+        return judge.finish()
 
-    @staticmethod
-    def _calls(events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
-        """Judge every recoverable call (part B) in one pass."""
+    def shard_judge(self, scenario: Scenario, shards: Shards | None = None) -> _Parts:
+        """Judge a trace given in parts: counts and recent failures are gathered across parts."""
+        return _Parts(scenario, None if shards is None else shards.limit)
+
+
+class _Parts:
+    """Both parts over a trace given in parts (or whole, as one part).
+
+    Tasks and calls belong to one agent, so each call is judged within its
+    part, except a ``circuit_open`` decision: whether the tool had failed
+    recently depends on every caller, so it is judged once every part's
+    failed responses are known.
+    """
+
+    __slots__ = ("failed", "found", "ok", "scenario", "started", "tools", "waiting")
+
+    def __init__(self, scenario: Scenario, limit: int | None) -> None:
+        self.scenario = scenario
+        self.started = 0
+        self.ok = 0
+        workload = scenario.workload
+        judged = workload.model == ModelPolicy.OBEDIENT and not workload.sdk_retries
+        self.tools = {
+            name: tool
+            for name, tool in tools_of(scenario).items()
+            if judged and _deterministic(tool)
+        }
+        self.failed: dict[str | None, list[tuple[int, float]]] = {}
+        self.waiting: list[tuple[_Demand, TraceEvent]] = []
+        self.found = Found(limit)
+
+    def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
+        """Count the part's tasks, judge its calls (see the class docstring)."""
         index = index_of(events)
-        tools = {name: tool for name, tool in tools_of(scenario).items() if _deterministic(tool)}
+        for info in index.tasks.values():
+            if info.start is None or (info.start.agent is None and not shared):
+                continue
+            self.started += 1
+            if info.end is not None and info.end.data.get("ok"):
+                self.ok += 1
+        if self.tools:
+            self._calls(events, index.tasks, shared=shared)
+
+    def _calls(
+        self, events: Sequence[TraceEvent], tasks: dict[str, TaskInfo], *, shared: bool
+    ) -> None:
+        """Judge every recoverable call of one part (part B) in one pass."""
+        tools, scenario = self.tools, self.scenario
         counts = _Counts(by_op={}, by_task={}, by_task_tool={})
-        failed: dict[str | None, deque[float]] = {}
         demands: dict[str | None, _Demand] = {}
-        violations: list[Violation] = []
         for event in events:
             kind = event.kind
             if kind == "request":
                 counts.add(event)
-            elif kind == "response" and event.data.get("outcome") not in OK_OUTCOMES:
-                failed.setdefault(event.tool, deque()).append(event.at)
+            elif kind == "response":
+                if event.tool in tools and (shared or event.agent is not None):
+                    self._failure(event)
             elif kind == "call_start":
                 tool = tools.get(event.tool or "")
-                deadline = index.tasks[event.task].deadline if event.task in index.tasks else None
-                if tool is None or deadline is None:
-                    continue
-                demand = _demand(event, tool, scenario, counts, deadline - event.at)
-                if demand is not None:
-                    demands[event.call] = demand
+                info = tasks.get(event.task or "")
+                deadline = None if info is None else info.deadline
+                if tool is not None and deadline is not None:
+                    demand = _demand(event, tool, scenario, counts, deadline - event.at)
+                    if demand is not None:
+                        demands[event.call] = demand
             elif kind == "decision" and event.call in demands:
                 demand = demands.pop(event.call)
-                recent = failed.setdefault(demand.start.tool, deque())
-                while recent and recent[0] < event.at - BREAKER_WINDOW_S - EPS:
-                    recent.popleft()
-                violation = _judge(demand, event, len(recent))
-                if violation is not None:
-                    violations.append(violation)
-        return violations
+                if shared or event.agent is not None:
+                    self._decided(demand, event)
+
+    def _decided(self, demand: _Demand, decision: TraceEvent) -> None:
+        """Judge a recoverable call's decision now, or at the end if it is ``circuit_open``."""
+        if decision.data.get("decision") == "circuit_open":
+            self.waiting.append((demand, decision))
+        elif (violation := _judge(demand, decision, 0)) is not None:
+            self.found.append(violation)
+
+    def _failure(self, response: TraceEvent) -> None:
+        """Remember a failed response of a judged tool (for ``circuit_open`` decisions)."""
+        if response.data.get("outcome") not in OK_OUTCOMES:
+            self.failed.setdefault(response.tool, []).append((response.seq, response.at))
+
+    def finish(self) -> list[Violation]:
+        """Return the rate violation, if any, and every call's, in trace order."""
+        wanted = self.scenario.expect.min_task_success_rate
+        if wanted is not None and self.started and self.ok / self.started < wanted - EPS:
+            self.found.append(_rate_violation(self.started, self.ok, wanted))
+        timelines = {tool: sorted(failures) for tool, failures in self.failed.items()}
+        for demand, decision in self.waiting:
+            failures = timelines.get(demand.start.tool, [])
+            before = bisect.bisect_left(failures, (decision.seq,))
+            since = decision.at - BREAKER_WINDOW_S - EPS
+            recent = before - bisect.bisect_left(failures, since, 0, before, key=_at)
+            if (violation := _judge(demand, decision, recent)) is not None:
+                self.found.append(violation)
+        self.waiting.clear()
+        return self.found.listed()
+
+    @property
+    def total(self) -> int:
+        """How many violations :meth:`finish` found, listed or not."""
+        return self.found.total
+
+
+def _at(failure: tuple[int, float]) -> float:
+    return failure[1]
 
 
 def _judge(demand: _Demand, decision: TraceEvent, recent_failures: int) -> Violation | None:

@@ -11,16 +11,29 @@ a test reads like the story it tells::
     trace.attempt(at=0.5, end=0.55)
     trace.decision("ok", at=0.55)
     trace.task_end(ok=True, at=0.55)
+
+:func:`assert_parts_agree` checks that a trace judged in parts, as a large
+run is (:mod:`harness.invariants.sharded`), gets the whole trace's verdict.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from harness.invariants.registry import BY_ID, check_all
+from harness.invariants.sharded import judge_in_parts
+from harness.metrics import compute_metrics
+from harness.world.shards import ShardWriter
 from harness.world.trace import TraceEvent
 
-__all__ = ["TraceBuilder"]
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from harness.world.spec import Scenario
+
+__all__ = ["TraceBuilder", "assert_parts_agree", "write_parts"]
 
 _UNSET: Any = object()
 
@@ -217,3 +230,41 @@ class TraceBuilder:
     ) -> TraceEvent:
         """Append one audit record as the environment stores it (already redacted)."""
         return self.emit("audit", at, record=record, leaks=list(leaks), missing=list(missing))
+
+
+def write_parts(events: Sequence[TraceEvent], parts: int, directory: Path) -> ShardWriter:
+    """Write ``events`` as a large run would, in ``parts`` parts by agent."""
+    writer = ShardWriter(parts, directory)
+    for e in events:
+        writer.add(e.seq, e.at, e.kind, e.agent, e.task, e.call, e.op, e.tool, dict(e.data))
+    writer.finish()
+    return writer
+
+
+def assert_parts_agree(events: Sequence[TraceEvent], scenario: Scenario, tmp: Path) -> None:
+    """Check that judging ``events`` in 1, 2 or 3 parts gives the whole trace's verdict.
+
+    Raises:
+        AssertionError: some split gave other violations or metrics (the message says which).
+    """
+    whole = check_all(events, scenario, BY_ID)
+    metrics = compute_metrics(events, scenario)
+    for parts in (1, 2, 3):
+        directory = tmp / f"parts-{parts}"
+        directory.mkdir(exist_ok=True)
+        writer = write_parts(events, parts, directory)
+        try:
+            verdict = judge_in_parts(writer, scenario, BY_ID, limit=None)
+        finally:
+            writer.remove()
+        if verdict.violations != whole:
+            only_whole = [v.message for v in whole if v not in verdict.violations]
+            only_parts = [v.message for v in verdict.violations if v not in whole]
+            msg = (
+                f"judged in {parts} parts the trace got other violations: only whole "
+                f"{only_whole[:3]}, only in parts {only_parts[:3]}"
+            )
+            raise AssertionError(msg)
+        if verdict.metrics != metrics or sum(verdict.totals.values()) != len(whole):
+            msg = f"judged in {parts} parts the trace got {verdict.metrics}, not {metrics}"
+            raise AssertionError(msg)

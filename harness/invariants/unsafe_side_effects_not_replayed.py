@@ -50,6 +50,7 @@ class UnsafeSideEffectsNotReplayed:
 
     __slots__ = ()
     id = ID
+    scope = "agent"
     summary = (
         "after an attempt that reached the server, a side-effect operation is not sent again "
         "unless the service deduplicates and the same idempotency key is reused"

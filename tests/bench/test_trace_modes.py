@@ -1,4 +1,4 @@
-"""Count mode records the same trace as keep mode; large runs do not keep theirs."""
+"""Count mode records the same trace as keep mode; large runs are judged in parts."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.controllers.registry import resolve
-from harness.runner import LARGE_RUN_CALLS, run_case, simulate, trace_mode
+from harness.runner import LARGE_RUN_CALLS, parts_for, run_case, simulate, trace_mode
 from harness.scenario import load_paths
 from harness.world.trace import dumps
 
@@ -47,23 +47,42 @@ def test_a_streamed_count_mode_trace_is_the_kept_trace_byte_for_byte() -> None:
         assert counted.recorder.last_at == events[-1].at
 
 
-def test_a_large_run_is_counted_not_kept_and_says_it_was_not_judged() -> None:
-    """Past LARGE_RUN_CALLS logical calls: no trace in memory, judged is false."""
+def test_a_large_run_is_written_in_parts_and_judged_like_a_kept_one() -> None:
+    """Past LARGE_RUN_CALLS logical calls the trace goes to disk in parts, and is judged."""
     chosen = scenario("bench-fleet-outage")
     workload = chosen.workload
     big = dataclasses.replace(
         chosen,
         workload=dataclasses.replace(workload, tasks_per_agent=LARGE_RUN_CALLS // 40 + 1),
     )
-    assert trace_mode(big) == "count"
+    assert trace_mode(big) == "parts"
+    assert parts_for(big) > 1
     assert trace_mode(chosen) == "keep"
+    full = run_case(chosen, resolve("naive"), 1)
+    assert full.judged
+    assert full.violations
+    assert "judged" not in full.as_dict()
+    parted = run_case(chosen, resolve("naive"), 1, trace="parts")
+    assert parted.judged
+    assert parted.events is None
+    assert parted.violations == full.violations[: len(parted.violations)]
+    found = parted.metrics.pop("violations_found")
+    assert sum(found.values()) == len(full.violations)
+    assert parted.metrics.pop("events") > 0
+    assert parted.metrics == full.metrics
+
+
+def test_a_count_mode_run_keeps_only_totals_and_says_it_was_not_judged() -> None:
+    """trace='count': no trace at all, judged is false, the totals agree with a kept run."""
+    chosen = scenario("bench-fleet-outage")
     small = run_case(chosen, resolve("reference"), 1, trace="count")
     assert small.events is None
     assert not small.judged
+    assert not small.passed
+    assert small.error_kind == "unjudged"
     assert small.as_dict()["judged"] is False
     assert small.metrics["attempts_sent"] > 0
     full = run_case(chosen, resolve("reference"), 1)
     assert full.judged
-    assert "judged" not in full.as_dict()
     assert full.metrics["attempts_sent"] == small.metrics["attempts_sent"]
     assert full.metrics["decisions"] == small.metrics["decisions"]

@@ -1,13 +1,22 @@
-"""Fixtures for the invariants' tests: a trace builder and a scenario factory."""
+"""Fixtures for the invariants' tests: a trace builder and a scenario factory.
+
+Every trace a test builds is also judged in parts (as a large run is, see
+:mod:`harness.invariants.sharded`) against every scenario the test made, with
+every invariant: the verdict must be the whole trace's, whatever the split.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.invariants.testing import TraceBuilder
+from harness.invariants.testing import TraceBuilder, assert_parts_agree
 from harness.world.spec import Contract, Scenario, ToolSpec, World
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 
 def build_scenario(*tools: ToolSpec, contract: Contract | None = None, **fields: Any) -> Scenario:
@@ -17,12 +26,28 @@ def build_scenario(*tools: ToolSpec, contract: Contract | None = None, **fields:
 
 
 @pytest.fixture
-def trace() -> TraceBuilder:
-    """An empty trace to write by hand."""
-    return TraceBuilder()
+def made_scenarios() -> list[Scenario]:
+    """The scenarios a test built with ``scenario_of``."""
+    return []
 
 
 @pytest.fixture
-def scenario_of() -> Any:
-    """The scenario factory (``build_scenario``)."""
-    return build_scenario
+def trace(made_scenarios: list[Scenario], tmp_path: Path) -> Iterator[TraceBuilder]:
+    """An empty trace to write by hand; afterwards, judged in parts too (see above)."""
+    builder = TraceBuilder()
+    yield builder
+    if builder.events:
+        for scenario in made_scenarios or [build_scenario()]:
+            assert_parts_agree(builder.events, scenario, tmp_path)
+
+
+@pytest.fixture
+def scenario_of(made_scenarios: list[Scenario]) -> Any:
+    """The scenario factory (``build_scenario``), remembering what it built."""
+
+    def build(*tools: ToolSpec, contract: Contract | None = None, **fields: Any) -> Scenario:
+        made = build_scenario(*tools, contract=contract, **fields)
+        made_scenarios.append(made)
+        return made
+
+    return build
