@@ -105,6 +105,9 @@ class CircuitBreaker:
     @property
     def state(self) -> BreakerState:
         """The current state (an open breaker past its cool-down reports half-open)."""
+        state = self._state
+        if state is not BreakerState.OPEN:  # only an open breaker moves by being looked at
+            return state
         with self._lock:
             transitions = self._refresh_locked()
             state = self._state

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -215,14 +215,11 @@ class TaskBudget:
 
         return gate
 
-    @contextlib.contextmanager
-    def paid_attempt(self, tool: str, operation: str | None = None) -> Iterator[None]:
+    def paid_attempt(
+        self, tool: str, operation: str | None = None
+    ) -> contextlib.AbstractContextManager[None]:
         """Mark the code inside as one attempt already charged (one prepaid request)."""
-        token = _SCOPE.set(_AttemptScope(budget=self, tool=tool, operation=operation, credits=1))
-        try:
-            yield
-        finally:
-            _SCOPE.reset(token)
+        return _PaidAttempt(_AttemptScope(budget=self, tool=tool, operation=operation, credits=1))
 
     def _deadline_locked(self, now: float) -> float:
         if self._explicit_deadline is not None:
@@ -274,6 +271,24 @@ class _AttemptScope:
 _SCOPE: contextvars.ContextVar[_AttemptScope | None] = contextvars.ContextVar(
     "retrychaos_attempt_scope", default=None
 )
+
+
+class _PaidAttempt(contextlib.AbstractContextManager[None]):
+    """The context of `TaskBudget.paid_attempt`: its scope is current inside."""
+
+    __slots__ = ("_scope", "_token")
+
+    def __init__(self, scope: _AttemptScope) -> None:
+        self._scope = scope
+        self._token: contextvars.Token[_AttemptScope | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _SCOPE.set(self._scope)
+
+    def __exit__(self, *_: object) -> None:
+        if self._token is not None:
+            _SCOPE.reset(self._token)
+            self._token = None
 
 
 def add_prepaid_credit(budget: TaskBudget, tool: str) -> None:

@@ -1,15 +1,16 @@
 """The audit records of one controlled call: one per attempt, one per final decision.
 
-Records carry digests (arguments, idempotency key), never raw values; see
-`controller.audit` for the fields and the sinks.
+Records carry digests (arguments, idempotency key), never raw values, and
+their free text is redacted; see `controller.audit` for the fields (built
+here in the order `controller.audit.audit_record` gives them) and the sinks.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from controller.audit import audit_record
 from controller.idempotency import key_digest
+from controller.redact import redact_text
 
 if TYPE_CHECKING:
     from controller.breaker import CircuitBreaker
@@ -43,20 +44,6 @@ class CallAudit:
         self._key_digest = None if key is None else key_digest(key)
         self._started = core.clock.now()
 
-    def _common(self) -> dict[str, Any]:
-        now = self._core.clock.now()
-        return {
-            "task_id": self._ctx.task_id,
-            "tool": self._ctx.tool,
-            "call_id": self._ctx.call_id,
-            "elapsed_s": now - self._started,
-            "idempotency_key_digest": self._key_digest,
-            "breaker_state": self._breaker.state.value,
-            "at": now,
-            "args_digest": self._args_digest,
-            "side_effect": self._side_effect,
-        }
-
     def attempt(
         self,
         attempt: int,
@@ -70,18 +57,29 @@ class CallAudit:
         error: str | None = None,
     ) -> None:
         """Emit the record of attempt number `attempt` of the call."""
-        record = audit_record(
-            "attempt",
-            attempt=attempt,
-            failure_kind=None if failure is None else failure.kind.value,
-            decision=decision,
-            backoff_s=backoff_s,
-            result=result,
-            error=error if failure is None else failure.message,
-            status=None if failure is None else failure.status,
-            layer=layer,
-            **self._common(),
-        )
+        now = self._core.clock.now()
+        ctx = self._ctx
+        text = error if failure is None else failure.message
+        record: dict[str, Any] = {
+            "event": "attempt",
+            "task_id": ctx.task_id,
+            "tool": ctx.tool,
+            "call_id": ctx.call_id,
+            "attempt": attempt,
+            "failure_kind": None if failure is None else failure.kind.value,
+            "decision": decision,
+            "elapsed_s": now - self._started,
+            "backoff_s": backoff_s,
+            "idempotency_key_digest": self._key_digest,
+            "breaker_state": self._breaker.state.value,
+            "result": result,
+            "error": _redacted(text),
+            "status": None if failure is None else failure.status,
+            "layer": layer,
+            "at": now,
+            "args_digest": self._args_digest,
+            "side_effect": self._side_effect,
+        }
         if layer_attempt is not None:
             record["layer_attempt"] = layer_attempt
         self._core.emit(record)
@@ -102,17 +100,32 @@ class CallAudit:
         `replayed`: the ledger's recorded result came back; `repeated`: a
         decision that stands came back; in both cases the tool was not called.
         """
-        record = audit_record(
-            "decision",
-            attempt=attempt,
-            failure_kind=failure_kind,
-            decision=verdict.value,
-            result=result,
-            error=error,
-            **self._common(),
-        )
+        now = self._core.clock.now()
+        ctx = self._ctx
+        record: dict[str, Any] = {
+            "event": "decision",
+            "task_id": ctx.task_id,
+            "tool": ctx.tool,
+            "call_id": ctx.call_id,
+            "attempt": attempt,
+            "failure_kind": failure_kind,
+            "decision": verdict.value,
+            "elapsed_s": now - self._started,
+            "backoff_s": None,
+            "idempotency_key_digest": self._key_digest,
+            "breaker_state": self._breaker.state.value,
+            "result": result,
+            "error": _redacted(error),
+            "at": now,
+            "args_digest": self._args_digest,
+            "side_effect": self._side_effect,
+        }
         if replayed:
             record["replayed"] = True
         if repeated:
             record["repeated"] = True
         self._core.emit(record)
+
+
+def _redacted(text: str | None) -> str | None:
+    return redact_text(text) if isinstance(text, str) else text

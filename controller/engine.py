@@ -9,7 +9,6 @@ the tool and sleep, so sync and async share every decision.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,7 @@ from controller.ledger import LedgerStatus
 from controller.memory import StandingDecision, operation_of
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from contextlib import AbstractContextManager
 
     from controller.classify import Failure
     from controller.context import CallContextLike
@@ -180,11 +179,9 @@ class CallRun:
             )
         return Retry(delay_s=not_before - now)
 
-    @contextlib.contextmanager
-    def attempt_scope(self) -> Iterator[None]:
+    def attempt_scope(self) -> AbstractContextManager[None]:
         """Run the tool inside: its first request is already paid for."""
-        with self.budget.paid_attempt(self.tool, self.operation):
-            yield
+        return self.budget.paid_attempt(self.tool, self.operation)
 
     def end_attempt(self) -> None:
         """Release the breaker permit (also when the attempt was cancelled)."""

@@ -27,13 +27,7 @@ def canonical_json(value: Any) -> str:
     Values JSON cannot hold are written as text (dates as ISO 8601, sets sorted,
     bytes as hex, anything else via `str`), so fingerprinting never fails.
     """
-    return json.dumps(
-        value,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        default=_json_default,
-    )
+    return _CANONICAL.encode(value)
 
 
 def fingerprint(args: Any) -> str:
@@ -65,3 +59,13 @@ def _json_default(value: object) -> Any:
     if isinstance(value, bytes | bytearray):
         return value.hex()
     return str(value)
+
+
+# What `json.dumps` would build on every call with these options; encoding
+# keeps no state between calls, so one encoder serves every thread.
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True,
+    separators=(",", ":"),
+    ensure_ascii=False,
+    default=_json_default,
+)

@@ -47,7 +47,30 @@ def is_secret_name(name: str) -> bool:
 
 
 def redact_text(text: str) -> str:
-    """Replace token-like substrings of `text` with `[REDACTED]`."""
+    """Replace token-like substrings of `text` with `[REDACTED]`.
+
+    Short texts found to hold nothing to redact are remembered (error messages
+    repeat across a fleet's calls) and returned as they are; a text that holds
+    a secret is never kept.
+    """
+    if type(text) is not str:
+        return _redact(text)
+    if text in _CLEAN:
+        return text
+    redacted = _redact(text)
+    if redacted == text and len(text) <= _CLEAN_MAX_CHARS:
+        if len(_CLEAN) >= _CLEAN_MAX_TEXTS:
+            _CLEAN.clear()
+        _CLEAN.add(text)
+    return redacted
+
+
+_CLEAN: set[str] = set()
+_CLEAN_MAX_TEXTS = 1024
+_CLEAN_MAX_CHARS = 512
+
+
+def _redact(text: str) -> str:
     for pattern in _SECRET_PATTERNS:
         if "name" in pattern.groupindex:
             text = pattern.sub(lambda m: f"{m['name']}{m['sep']}{REDACTED}", text)

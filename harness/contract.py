@@ -19,6 +19,7 @@ This module is public and stable; users write against it from the README.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -358,6 +359,34 @@ def redact(text: str) -> str:
     return text
 
 
+_PLAIN_INT_BITS = 64
+
+
+def _is_plain(record: dict[Any, Any]) -> bool:
+    """Whether no scan can match ``record`` and JSON gives it back with only its keys sorted.
+
+    True for a flat record of ASCII ``str`` keys and values holding neither
+    prefix, booleans, ``None``, 64-bit ``int`` and finite ``float`` (exact types).
+    """
+    texts: list[str] = []
+    for key, value in record.items():
+        if type(key) is not str:
+            return False
+        kind = type(value)
+        if kind is str:
+            texts.append(value)
+        elif kind is float:
+            if not math.isfinite(value):
+                return False
+        elif kind is int:
+            if value.bit_length() > _PLAIN_INT_BITS:
+                return False
+        elif kind is not bool and value is not None:
+            return False
+    text = "\0".join((*record, *texts))  # neither prefix holds NUL: no match spans two texts
+    return text.isascii() and SECRET_PREFIX not in text and KEY_PREFIX not in text
+
+
 def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
     """Build ``env.audit``: check each record for leaks and fields, store it redacted.
 
@@ -365,6 +394,8 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
     planted secrets (even a prefix of six hex digits counts) and raw agent
     idempotency keys. What is found is named in the trace (``leaks``) and
     masked in the stored record, so secrets never reach traces or reports.
+    A flat record that cannot hold either (:func:`_is_plain`) skips the round
+    trip: what is stored is the record with its keys sorted, as JSON gives it.
     """
 
     def sink(record: Any) -> None:
@@ -387,7 +418,8 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
                 },
             )
             return
-        text = json.dumps(record, sort_keys=True, default=str)
+        plain = _is_plain(record)
+        text = "" if plain else json.dumps(record, sort_keys=True, default=str)
         if not recorder.wants_data:  # a counted run keeps no audit record: only count it
             recorder.record("audit", agent, task, call, op, None, {})
             return
@@ -400,6 +432,7 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
             text, found = _KEY_RE.subn(lambda m: "[REDACTED-KEY:" + digest(m.group()) + "]", text)
             if found:
                 leaks.append("raw_key")
+        stored = {name: record[name] for name in sorted(record)} if plain else json.loads(text)
         missing = [name for name in AUDIT_FIELDS if name not in record]
         recorder.record(
             "audit",
@@ -408,7 +441,7 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
             call,
             op,
             None,
-            {"record": json.loads(text), "leaks": leaks, "missing": missing},
+            {"record": stored, "leaks": leaks, "missing": missing},
         )
 
     return sink
