@@ -62,8 +62,8 @@ def _judge_wait(
     response = previous.response
     if response is None:
         return None
-    name = _retry_name(retry)
     if response.seq > retry.request.seq:
+        name = _retry_name(retry)
         return "a", violation_at(
             ID,
             retry.request,
@@ -78,6 +78,7 @@ def _judge_wait(
         )
     wait = retry.at - response.at
     if wait <= EPS:
+        name = _retry_name(retry)
         return "a", violation_at(
             ID,
             retry.request,
@@ -95,6 +96,7 @@ def _judge_wait(
         cap = max(cap, float(named) - response.at + contract.max_delay_s)
     if wait <= cap + EPS:
         return None
+    name = _retry_name(retry)
     return "b", violation_at(
         ID,
         retry.request,

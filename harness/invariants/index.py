@@ -166,30 +166,6 @@ def _pick(waiting: list[Attempt], response: TraceEvent) -> Attempt:
     return waiting[0]
 
 
-def _add_request(index: TraceIndex, event: TraceEvent, waiting: _Waiting) -> None:
-    """Record one request as a new attempt of its op, task and call."""
-    history = index.ops.setdefault(event.op, [])
-    attempt = Attempt(request=event, ordinal=len(history) + 1)
-    history.append(attempt)
-    index.attempts.append(attempt)
-    index.by_request[event.seq] = attempt
-    waiting.setdefault(event.op, []).append(attempt)
-    if event.task is not None:
-        index.task(event.task).attempts.append(attempt)
-    if event.call is not None:
-        index.call(event.call).attempts.append(attempt)
-
-
-def _add_response(index: TraceIndex, event: TraceEvent, waiting: _Waiting) -> None:
-    """Pair one response with the request it answers (see the module docstring)."""
-    pending = waiting.get(event.op)
-    if pending:
-        attempt = _pick(pending, event)
-        pending.remove(attempt)
-        attempt.response = event
-        index.by_response[event.seq] = attempt
-
-
 def _add_other(index: TraceIndex, event: TraceEvent) -> None:
     """Record a call's start or decision, a task's start or end, or an audit record."""
     kind = event.kind
@@ -207,15 +183,51 @@ def _add_other(index: TraceIndex, event: TraceEvent) -> None:
         index.audits.append(event)
 
 
+def _answer(pending: list[Attempt], response: TraceEvent, by_response: dict[int, Attempt]) -> None:
+    """Pair ``response`` with the waiting request it answers (see the module docstring)."""
+    if len(pending) == 1:  # every rule of _pick chooses the only one
+        attempt = pending.pop()
+    else:
+        attempt = _pick(pending, response)
+        pending.remove(attempt)
+    attempt.response = response
+    by_response[response.seq] = attempt
+
+
 def build(events: Sequence[TraceEvent]) -> TraceIndex:
-    """Index ``events`` in one pass."""
+    """Index ``events`` in one pass (requests and responses inline: most events are)."""
     index = TraceIndex(events=events)
+    attempts, by_request, by_response = index.attempts, index.by_request, index.by_response
+    ops, calls, tasks = index.ops, index.calls, index.tasks
     waiting: _Waiting = {}
     for event in events:
-        if event.kind == "request":
-            _add_request(index, event, waiting)
-        elif event.kind == "response":
-            _add_response(index, event, waiting)
+        kind = event.kind
+        if kind == "request":
+            op = event.op
+            history = ops.get(op)
+            if history is None:
+                history = ops[op] = []
+            attempt = Attempt(event, len(history) + 1)
+            history.append(attempt)
+            attempts.append(attempt)
+            by_request[event.seq] = attempt
+            waiting.setdefault(op, []).append(attempt)
+            task = event.task
+            if task is not None:
+                task_info = tasks.get(task)
+                if task_info is None:
+                    task_info = tasks[task] = TaskInfo(task=task)
+                task_info.attempts.append(attempt)
+            call = event.call
+            if call is not None:
+                call_info = calls.get(call)
+                if call_info is None:
+                    call_info = calls[call] = CallInfo(call=call)
+                call_info.attempts.append(attempt)
+        elif kind == "response":
+            pending = waiting.get(event.op)
+            if pending:
+                _answer(pending, event, by_response)
         else:
             _add_other(index, event)
     return index
