@@ -54,7 +54,7 @@ from harness.world.clock import DEFAULT_EPOCH
 from harness.world.runtime import quiet_collector, run_virtual
 from harness.world.service import Services
 from harness.world.shards import ShardWriter
-from harness.world.trace import Recorder, TraceEvent
+from harness.world.trace import Recorder, TraceEvent, stable_text
 
 __all__ = [
     "CALLS_PER_PART",
@@ -258,10 +258,12 @@ def simulate(
     except Exception as exc:
         error = f"internal error: {type(exc).__name__}: {exc}\n{traceback.format_exc()}"
         error_kind = "internal"
+    if error is not None and error_kind == "controller":
+        error = stable_text(error)  # reprs' addresses would differ between processes
     if "factory_error" in box:
         failure = box["factory_error"]
         error, error_kind = (
-            f"the controller factory raised {type(failure).__name__}: {failure}",
+            stable_text(f"the controller factory raised {type(failure).__name__}: {failure}"),
             "controller",
         )
     recorder: Recorder | None = box.get("recorder")

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(report: Path, hash_seed: str) -> None:
+def _run(report: Path, hash_seed: str, *args: str) -> None:
     env = dict(os.environ, PYTHONHASHSEED=hash_seed, NO_COLOR="1")
     subprocess.run(
         [
@@ -18,7 +18,7 @@ def _run(report: Path, hash_seed: str) -> None:
             "-m",
             "harness.cli",
             "run",
-            str(ROOT / "scenarios"),
+            *(args or (str(ROOT / "scenarios"),)),
             "--seed",
             "1",
             "--keep-traces",
@@ -47,3 +47,20 @@ def test_the_whole_library_replays_byte_identically_in_fresh_processes(tmp_path:
         if (first / "traces" / name).read_bytes() != (second / "traces" / name).read_bytes()
     ]
     assert differing == []
+
+
+def test_error_texts_with_object_addresses_replay_identically(tmp_path: Path) -> None:
+    """tenacity's RetryError names a Future by its address: the trace masks it."""
+    scenarios = [
+        str(ROOT / "scenarios" / "transient" / "brownout-20pct.yaml"),
+        str(ROOT / "scenarios" / "permanent" / "business-rejection-409.yaml"),
+    ]
+    first, second = tmp_path / "first", tmp_path / "second"
+    for report, hash_seed in ((first, "1"), (second, "2")):
+        _run(report, hash_seed, *scenarios, "--controller", "tenacity-default")
+    names = sorted(p.name for p in (first / "traces").glob("*.jsonl"))
+    assert len(names) == 2
+    texts = [(first / "traces" / name).read_text() for name in names]
+    assert any("Future at 0x..." in text for text in texts)
+    for name, text in zip(names, texts, strict=True):
+        assert (second / "traces" / name).read_text() == text

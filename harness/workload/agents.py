@@ -20,7 +20,7 @@ from harness.workload.model import Model, Outcome, read_result
 from harness.world.clock import sleep
 from harness.world.context import CURRENT_CALL, CallMeta
 from harness.world.service import cached_args_digest
-from harness.world.trace import digest
+from harness.world.trace import digest, stable_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -287,10 +287,10 @@ def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
 
 
 def _short(value: Any, limit: int = 200) -> str | None:
-    """A short, redacted text for the trace (a controller may echo arguments)."""
+    """A short, redacted, reproducible text for the trace (see :func:`stable_text`)."""
     if value is None:
         return None
-    text = redact(str(value))
+    text = stable_text(redact(str(value)))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

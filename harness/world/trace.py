@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -86,6 +87,18 @@ OUTCOMES = (
 )
 
 NS_PER_S = 1_000_000_000
+
+
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+
+
+def stable_text(text: str) -> str:
+    """Return ``text`` with memory addresses (``<Future at 0x7f...>``) masked as ``0x...``.
+
+    A controller's error text may hold object reprs, whose addresses change
+    from one process to the next; masked, the same run gives the same trace.
+    """
+    return _ADDRESS.sub("0x...", text) if "0x" in text else text
 
 
 def digest(value: str) -> str:
