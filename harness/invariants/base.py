@@ -83,7 +83,14 @@ class Violation:
 
 
 class Invariant(Protocol):
-    """A named rule about traces (the ids are stable: reports and scenarios use them)."""
+    """A named rule about traces (the ids are stable: reports and scenarios use them).
+
+    To be judged on a large run's trace, which is only ever loaded one part
+    (some agents' events) at a time, an invariant also either sets ``scope =
+    "agent"`` (it relates nothing but one agent's events, so checking each
+    part apart finds exactly its violations) or provides ``shard_judge(scenario,
+    shards) -> ShardJudge`` (see :mod:`harness.invariants.sharded`).
+    """
 
     @property
     def id(self) -> str:
