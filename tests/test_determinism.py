@@ -50,7 +50,7 @@ def test_the_whole_library_replays_byte_identically_in_fresh_processes(tmp_path:
 
 
 def test_error_texts_with_object_addresses_replay_identically(tmp_path: Path) -> None:
-    """tenacity's RetryError names a Future by its address: the trace masks it."""
+    """A RetryError from tenacity names a Future by its address: the trace masks it."""
     scenarios = [
         str(ROOT / "scenarios" / "transient" / "brownout-20pct.yaml"),
         str(ROOT / "scenarios" / "permanent" / "business-rejection-409.yaml"),
