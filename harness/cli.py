@@ -139,13 +139,21 @@ def _execute_with_progress(
         transient=False,
     ) as progress:
         task = progress.add_task("running cases", total=len(cases))
-        return execute(
+
+        def phase(case: Case, what: str) -> None:
+            name = f"{case.scenario.name} seed {case.seed}"
+            progress.update(task, description=f"running cases: {name}, {what}")
+
+        results = execute(
             cases,
             jobs=jobs,
             keep_events=lambda _case: keep,
             on_done=lambda _result: progress.advance(task),
             watchdog_s=watchdog_s,
+            on_phase=phase,
         )
+        progress.update(task, description="running cases")
+        return results
 
 
 def _write_reports(run_dir: Path, results: list[Any], scenarios: list[Any]) -> int:

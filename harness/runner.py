@@ -73,6 +73,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from faker import Faker
 
     from harness.controllers.registry import ControllerRef
@@ -276,13 +278,15 @@ def simulate(
 
 
 def judge(
-    simulation: Simulation, scenario: Scenario
+    simulation: Simulation,
+    scenario: Scenario,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], str | None, str | None]:
     """Check the invariants and compute the metrics: violations, metrics, error, error kind.
 
-    A run recorded in parts is judged one part at a time; a run recorded
-    in count mode is not judged: no violations, the metrics its counts give
-    (see :func:`tally_metrics`).
+    A run recorded in parts is judged one part at a time (``progress`` hears
+    of each: ``judging part 3 of 40``); a run recorded in count mode is not
+    judged: no violations, the metrics its counts give (see :func:`tally_metrics`).
     """
     error, error_kind = simulation.error, simulation.error_kind
     violations: list[dict[str, Any]] = []
@@ -294,7 +298,12 @@ def judge(
         return violations, tally_metrics(recorder), error, error_kind
     try:
         if simulation.parts is not None and recorder is not None:
-            verdict = judge_in_parts(simulation.parts, scenario)
+            told = progress
+            verdict = judge_in_parts(
+                simulation.parts,
+                scenario,
+                progress=None if told is None else lambda k, n: told(f"judging part {k} of {n}"),
+            )
             violations = [v.as_dict() for v in verdict.violations]
             metrics = {
                 **verdict.metrics.as_dict(),
@@ -322,23 +331,29 @@ def run_case(
     trace: str | None = None,
     watchdog_s: float = 5.0,
     real_wait_s: float = 2.0,
+    progress: Callable[[str], None] | None = None,
 ) -> CaseResult:
     """Run one case and judge it (see the module docstring).
 
     ``keep_events``: return the trace with the result (kept traces only).
     ``trace``: ``keep``, ``parts`` or ``count`` (default: by the size of the
-    workload, see :func:`trace_mode`).
+    workload, see :func:`trace_mode`). ``progress(phase)`` hears what the case
+    is doing: ``simulating``, ``judging``, ``judging part 3 of 40``.
     """
     started = time.perf_counter()
     # Built before the clock starts: importing and building Faker takes long
     # enough, on a loaded machine, to trip the real-time watchdog in one step.
     _faker()
     mode = trace_mode(scenario, trace)
+    if progress is not None:
+        progress("simulating")
     simulation = simulate(
         scenario, controller, seed, trace=mode, watchdog_s=watchdog_s, real_wait_s=real_wait_s
     )
+    if progress is not None:
+        progress("judging")
     try:
-        violations, metrics, error, error_kind = judge(simulation, scenario)
+        violations, metrics, error, error_kind = judge(simulation, scenario, progress)
     finally:
         simulation.discard()
     judged = mode != "count"

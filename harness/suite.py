@@ -7,6 +7,7 @@ timing fields.
 
 from __future__ import annotations
 
+import functools
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -50,7 +51,12 @@ def plan(
     return cases
 
 
-def _run_one(case: Case, watchdog_s: float, keep: bool) -> CaseResult:  # noqa: FBT001
+def _run_one(
+    case: Case,
+    watchdog_s: float,
+    keep: bool,  # noqa: FBT001
+    progress: Callable[[str], None] | None = None,
+) -> CaseResult:
     """Run one case; drop its trace here unless wanted (a worker then sends back less)."""
     return _trim(
         run_case(
@@ -59,6 +65,7 @@ def _run_one(case: Case, watchdog_s: float, keep: bool) -> CaseResult:  # noqa: 
             case.seed,
             watchdog_s=watchdog_s,
             real_wait_s=min(2.0, watchdog_s),
+            progress=progress,
         ),
         keep,
     )
@@ -71,16 +78,18 @@ def execute(
     keep_events: Callable[[Case], bool] | None = None,
     on_done: Callable[[CaseResult], None] | None = None,
     watchdog_s: float = 5.0,
+    on_phase: Callable[[Case, str], None] | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` (in ``jobs`` worker processes) and return results in case order.
 
     ``keep_events(case)`` says whether to keep a case's trace in memory: the
     trace of a passing case is dropped unless asked for, and a failing case's
-    trace is always kept (reports need it).
+    trace is always kept (reports need it). ``on_phase(case, phase)`` hears
+    what a case run in this process is doing (see :func:`run_case`).
     """
     want = keep_events or (lambda _case: False)
     results: list[CaseResult] = []
-    for result in _iterate(cases, jobs, want, watchdog_s):
+    for result in _iterate(cases, jobs, want, watchdog_s, on_phase):
         if on_done is not None:
             on_done(result)
         results.append(result)
@@ -88,11 +97,16 @@ def execute(
 
 
 def _iterate(
-    cases: Sequence[Case], jobs: int, want: Callable[[Case], bool], watchdog_s: float
+    cases: Sequence[Case],
+    jobs: int,
+    want: Callable[[Case], bool],
+    watchdog_s: float,
+    on_phase: Callable[[Case, str], None] | None,
 ) -> Iterator[CaseResult]:
     if jobs <= 1 or len(cases) <= 1:
         for case in cases:
-            yield _run_one(case, watchdog_s, want(case))
+            told = None if on_phase is None else functools.partial(on_phase, case)
+            yield _run_one(case, watchdog_s, want(case), told)
         return
     jobs = min(jobs, len(cases), os.cpu_count() or 1)
     with ProcessPoolExecutor(max_workers=jobs) as pool:

@@ -86,3 +86,19 @@ def test_a_count_mode_run_keeps_only_totals_and_says_it_was_not_judged() -> None
     assert full.judged
     assert full.metrics["attempts_sent"] == small.metrics["attempts_sent"]
     assert full.metrics["decisions"] == small.metrics["decisions"]
+
+
+def test_a_case_says_what_it_is_doing_part_by_part() -> None:
+    """run_case reports its phases; a run judged in parts reports every part."""
+    chosen = scenario("bench-fleet-outage")
+    heard: list[str] = []
+    run_case(chosen, resolve("reference"), 1, trace="parts", progress=heard.append)
+    parts = parts_for(chosen)
+    assert heard == [
+        "simulating",
+        "judging",
+        *(f"judging part {k} of {parts}" for k in range(1, parts + 1)),
+    ]
+    heard.clear()
+    run_case(chosen, resolve("reference"), 1, progress=heard.append)
+    assert heard == ["simulating", "judging"]
