@@ -168,3 +168,18 @@ def test_runs_judged_in_parts_agree_with_kept_runs(scenario, controller, parts):
     metrics.pop("events")
     metrics.pop("violations_found")
     assert metrics == kept.metrics
+
+
+def test_the_first_retry_named_is_the_earliest_even_from_a_later_part(trace, scenario_of, tmp_path):
+    """Agent 1 (part 1) retries first, agents 0 and 2 after: agent 1's retry is named."""
+    for agent in (1, 0, 2):
+        retry_at(trace, agent, 0.45)
+    verdict = parted(trace, scenario_of(), 3, tmp_path)
+    assert [(v.agent, v.task) for v in verdict.violations] == [(1, "a1-t0")]
+
+
+@pytest.mark.parametrize("name", ["backoff_bounded_and_jittered", "idempotency_key_stable"])
+def test_judges_that_fetch_details_again_need_the_parts(scenario_of, name):
+    """Without access to the parts, a judge that re-reads them refuses to start."""
+    with pytest.raises(ValueError, match=f"judging {name} in parts needs the parts"):
+        BY_ID[name].shard_judge(scenario_of())
