@@ -159,3 +159,15 @@ def test_redact_mappings_by_key_name():
         "note": "use [REDACTED] please",
     }
     assert redact([{"client_secret": 1}, 2, None]) == [{"client_secret": "[REDACTED]"}, 2, None]
+
+
+def test_the_controller_writes_the_fields_the_harness_requires():
+    """Every field the contract requires is among the fields the controller writes.
+
+    The controller does not depend on the harness, so it keeps its own list
+    (with fields of its own, such as ``event``); if the list lost a required
+    field, every record it writes would be judged incomplete.
+    """
+    from harness.contract import AUDIT_FIELDS as REQUIRED  # noqa: PLC0415
+
+    assert set(REQUIRED) <= set(AUDIT_FIELDS), set(REQUIRED) - set(AUDIT_FIELDS)
