@@ -126,7 +126,7 @@ def run_asyncio(agents: int, tasks: int, seed: int, spread: float) -> dict[str, 
     """The model as plain asyncio tasks on the virtual loop (``asyncio.sleep``), no harness."""
     import asyncio  # noqa: PLC0415
 
-    from harness.world.clock import VirtualClock, VirtualEventLoop  # noqa: PLC0415
+    from retrychaos.world.clock import VirtualClock, VirtualEventLoop  # noqa: PLC0415
 
     started = time.perf_counter()
     clock = VirtualClock()
@@ -173,9 +173,9 @@ def run_asyncio(agents: int, tasks: int, seed: int, spread: float) -> dict[str, 
 
 def run_harness(impl: str, agents: int, tasks: int, seed: int, spread: float) -> dict[str, Any]:
     """The harness on ``storm.yaml`` (resized), with the minimal or the reference controller."""
-    from harness.controllers.registry import resolve  # noqa: PLC0415
-    from harness.runner import judge, prepare, simulate, trace_mode  # noqa: PLC0415
-    from harness.scenario import load_paths  # noqa: PLC0415
+    from retrychaos.controllers.registry import resolve  # noqa: PLC0415
+    from retrychaos.runner import judge, prepare, simulate, trace_mode  # noqa: PLC0415
+    from retrychaos.scenario import load_paths  # noqa: PLC0415
 
     scenarios, errors = load_paths([SCENARIO])
     if errors:

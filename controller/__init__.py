@@ -5,7 +5,7 @@ layer, back off with jitter inside the deadline, break circuits per tool and
 audit every attempt. See README.md in this folder.
 """
 
-from controller.audit import (
+from .audit import (
     AUDIT_FIELDS,
     AuditSink,
     CallableAuditSink,
@@ -13,24 +13,24 @@ from controller.audit import (
     LoggingAuditSink,
     MemoryAuditSink,
 )
-from controller.backoff import backoff_delay, exponential_delay
-from controller.breaker import (
+from .backoff import backoff_delay, exponential_delay
+from .breaker import (
     BreakerConfig,
     BreakerState,
     BreakerTransition,
     CircuitBreaker,
 )
-from controller.budget import BudgetState, Gate, TaskBudget
-from controller.classify import Classifier, Failure
-from controller.clock import Clock, SyncClock, SystemClock, SystemSyncClock
-from controller.context import CallContext, CallContextLike
-from controller.controller import (
+from .budget import BudgetState, Gate, TaskBudget
+from .classify import Classifier, Failure
+from .clock import Clock, SyncClock, SystemClock, SystemSyncClock
+from .context import CallContext, CallContextLike
+from .controller import (
     AsyncTool,
     ReferenceController,
     SyncReferenceController,
     SyncTool,
 )
-from controller.decision import (
+from .decision import (
     Decision,
     Final,
     Prior,
@@ -40,14 +40,14 @@ from controller.decision import (
     readmit,
     standing,
 )
-from controller.errors import (
+from .errors import (
     BudgetExhausted,
     ConfigurationError,
     ControllerError,
     IdempotencyConflict,
     LedgerError,
 )
-from controller.httpx_layer import (
+from .httpx_layer import (
     AsyncBudgetTransport,
     BudgetTransport,
     async_budget_event_hooks,
@@ -55,20 +55,20 @@ from controller.httpx_layer import (
     http_tool,
     sync_http_tool,
 )
-from controller.idempotency import fingerprint, key_digest, operation_key
-from controller.kinds import FailureKind, ToolSemantics, Verdict
-from controller.ledger import (
+from .idempotency import fingerprint, key_digest, operation_key
+from .kinds import FailureKind, ToolSemantics, Verdict
+from .ledger import (
     DEFAULT_LEDGER_PATH,
     IdempotencyLedger,
     LedgerStore,
     MemoryLedgerStore,
     SqliteLedgerStore,
 )
-from controller.metrics import Metrics, MetricsSnapshot
-from controller.plugin import reference, reference_sync
-from controller.policy import RetryPolicy
-from controller.redact import redact
-from controller.retry_after import parse_retry_after
+from .metrics import Metrics, MetricsSnapshot
+from .plugin import reference, reference_sync
+from .policy import RetryPolicy
+from .redact import redact
+from .retry_after import parse_retry_after
 
 __all__ = [
     "AUDIT_FIELDS",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from controller.errors import ConfigurationError
+from .errors import ConfigurationError
 
 
 def check_at_least(name: str, value: float, minimum: float) -> None:

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, Self
 
-from controller.redact import redact_text
+from .redact import redact_text
 
 if TYPE_CHECKING:
     import os

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from controller._checks import check_between, check_int_at_least
+from ._checks import check_between, check_int_at_least
 
 if TYPE_CHECKING:
-    from controller.policy import RetryPolicy
+    from .policy import RetryPolicy
 
 __all__ = ["backoff_delay", "exponential_delay"]
 

@@ -18,12 +18,12 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from controller._checks import check_greater, check_int_at_least
+from ._checks import check_greater, check_int_at_least
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from controller.clock import TimeSource
+    from .clock import TimeSource
 
 __all__ = [
     "BreakerConfig",

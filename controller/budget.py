@@ -26,11 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from controller.kinds import Verdict
+from .kinds import Verdict
 
 if TYPE_CHECKING:
-    from controller.clock import TimeSource
-    from controller.policy import RetryPolicy
+    from .clock import TimeSource
+    from .policy import RetryPolicy
 
 __all__ = [
     "BudgetBook",

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from controller.idempotency import key_digest
-from controller.redact import redact_text
+from .idempotency import key_digest
+from .redact import redact_text
 
 if TYPE_CHECKING:
-    from controller.breaker import CircuitBreaker
-    from controller.classify import Failure
-    from controller.context import CallContextLike
-    from controller.core import ControllerCore
-    from controller.kinds import Verdict
+    from .breaker import CircuitBreaker
+    from .classify import Failure
+    from .context import CallContextLike
+    from .core import ControllerCore
+    from .kinds import Verdict
 
 __all__ = ["CallAudit"]
 

@@ -30,9 +30,9 @@ from typing import Any
 
 import httpx
 
-from controller.kinds import FailureKind, ToolSemantics
-from controller.redact import redact_text
-from controller.retry_after import parse_retry_after
+from .kinds import FailureKind, ToolSemantics
+from .redact import redact_text
+from .retry_after import parse_retry_after
 
 __all__ = ["Classifier", "ExceptionMapping", "Failure", "Matcher"]
 

@@ -10,22 +10,22 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any, Protocol
 
-from controller.classify import Classifier
-from controller.core import ControllerCore
-from controller.decision import Retry
-from controller.engine import CallRun, Done
-from controller.ledger import IdempotencyLedger
-from controller.metrics import Metrics
-from controller.policy import RetryPolicy
+from .classify import Classifier
+from .core import ControllerCore
+from .decision import Retry
+from .engine import CallRun, Done
+from .ledger import IdempotencyLedger
+from .metrics import Metrics
+from .policy import RetryPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Sequence
 
-    from controller.audit import AuditSink
-    from controller.breaker import BreakerConfig, CircuitBreaker
-    from controller.budget import Gate, TaskBudget
-    from controller.clock import Clock, SyncClock, TimeSource
-    from controller.context import CallContextLike
+    from .audit import AuditSink
+    from .breaker import BreakerConfig, CircuitBreaker
+    from .budget import Gate, TaskBudget
+    from .clock import Clock, SyncClock, TimeSource
+    from .context import CallContextLike
 
 __all__ = [
     "AsyncTool",

@@ -9,22 +9,22 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from controller.audit import audit_record
-from controller.breaker import BreakerRegistry, BreakerState
-from controller.budget import BudgetBook
-from controller.memory import MemoryBook
+from .audit import audit_record
+from .breaker import BreakerRegistry, BreakerState
+from .budget import BudgetBook
+from .memory import MemoryBook
 
 if TYPE_CHECKING:
     import random
     from collections.abc import Sequence
 
-    from controller.audit import AuditSink
-    from controller.breaker import BreakerConfig, BreakerTransition
-    from controller.classify import Classifier
-    from controller.clock import TimeSource
-    from controller.ledger import IdempotencyLedger
-    from controller.metrics import Metrics
-    from controller.policy import RetryPolicy
+    from .audit import AuditSink
+    from .breaker import BreakerConfig, BreakerTransition
+    from .classify import Classifier
+    from .clock import TimeSource
+    from .ledger import IdempotencyLedger
+    from .metrics import Metrics
+    from .policy import RetryPolicy
 
 __all__ = ["ControllerCore"]
 

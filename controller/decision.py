@@ -29,13 +29,13 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from controller.backoff import backoff_delay, exponential_delay
-from controller.kinds import FailureKind, ToolSemantics, Verdict
+from .backoff import backoff_delay, exponential_delay
+from .kinds import FailureKind, ToolSemantics, Verdict
 
 if TYPE_CHECKING:
-    from controller.budget import BudgetState
-    from controller.classify import Failure
-    from controller.policy import RetryPolicy
+    from .budget import BudgetState
+    from .classify import Failure
+    from .policy import RetryPolicy
 
 __all__ = ["Decision", "Final", "Prior", "Retry", "Standing", "decide", "readmit", "standing"]
 

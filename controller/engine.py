@@ -12,22 +12,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from controller.breaker import BreakerState, Permit
-from controller.budget import add_prepaid_credit
-from controller.call_audit import CallAudit
-from controller.decision import Final, Prior, Retry, decide, readmit, standing
-from controller.errors import BudgetExhausted, IdempotencyConflict
-from controller.idempotency import fingerprint
-from controller.kinds import FailureKind, ToolSemantics, Verdict
-from controller.ledger import LedgerStatus
-from controller.memory import StandingDecision, operation_of
+from .breaker import BreakerState, Permit
+from .budget import add_prepaid_credit
+from .call_audit import CallAudit
+from .decision import Final, Prior, Retry, decide, readmit, standing
+from .errors import BudgetExhausted, IdempotencyConflict
+from .idempotency import fingerprint
+from .kinds import FailureKind, ToolSemantics, Verdict
+from .ledger import LedgerStatus
+from .memory import StandingDecision, operation_of
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from controller.classify import Failure
-    from controller.context import CallContextLike
-    from controller.core import ControllerCore
+    from .classify import Failure
+    from .context import CallContextLike
+    from .core import ControllerCore
 
 __all__ = ["CallRun", "Done"]
 

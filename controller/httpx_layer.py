@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from controller.budget import Gate, TaskBudget, charge_current_request
-from controller.errors import BudgetExhausted
+from .budget import Gate, TaskBudget, charge_current_request
+from .errors import BudgetExhausted
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from controller.errors import IdempotencyConflict, LedgerError
-from controller.idempotency import key_digest
+from .errors import IdempotencyConflict, LedgerError
+from .idempotency import key_digest
 
 if TYPE_CHECKING:
     import os

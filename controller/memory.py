@@ -22,14 +22,14 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from controller.decision import Standing
-from controller.idempotency import key_digest
+from .decision import Standing
+from .idempotency import key_digest
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from controller.context import CallContextLike
-    from controller.kinds import Verdict
+    from .context import CallContextLike
+    from .kinds import Verdict
 
 __all__ = ["MemoryBook", "StandingDecision", "TaskMemory", "operation_of"]
 

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from controller.kinds import Verdict
+from .kinds import Verdict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from controller.audit import CallableAuditSink
-from controller.clock import SystemSyncClock
-from controller.controller import ReferenceController, SyncReferenceController
-from controller.policy import RetryPolicy
+from .audit import CallableAuditSink
+from .clock import SystemSyncClock
+from .controller import ReferenceController, SyncReferenceController
+from .policy import RetryPolicy
 
 __all__ = ["EnvSyncClock", "policy_from_contract", "reference", "reference_sync"]
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controller._checks import (
+from ._checks import (
     check_at_least,
     check_between,
     check_greater,
     check_int_at_least,
 )
-from controller.errors import ConfigurationError
+from .errors import ConfigurationError
 
 __all__ = ["RetryPolicy"]
 

@@ -1,5 +1,5 @@
 """``python -m harness`` runs the ``retrychaos`` command."""
 
-from harness.cli import main
+from .cli import main
 
 main()

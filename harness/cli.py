@@ -17,14 +17,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness.controllers.registry import BUILTINS, resolve
-from harness.errors import HarnessInputError
-from harness.invariants.registry import ALL as INVARIANTS
-from harness.report.junit import write_junit
-from harness.report.results import replay_command, write_results
-from harness.report.summary import render_summary
-from harness.scenario import json_schema, load_paths
-from harness.suite import Case, execute, plan
+from .controllers.registry import BUILTINS, resolve
+from .errors import HarnessInputError
+from .invariants.registry import ALL as INVARIANTS
+from .report.junit import write_junit
+from .report.results import replay_command, write_results
+from .report.summary import render_summary
+from .scenario import json_schema, load_paths
+from .scenario.library import library_path
+from .suite import Case, execute, plan
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -38,9 +39,8 @@ err = Console(stderr=True)
 
 
 def shipped_scenarios() -> Path:
-    """The scenario library shipped with the project."""
-    here = Path(__file__).resolve().parent.parent / "scenarios"
-    return here if here.is_dir() else Path("scenarios")
+    """The scenario library shipped with the project (package data)."""
+    return library_path()
 
 
 def _load(paths: list[Path] | None) -> list[Any]:
@@ -157,8 +157,8 @@ def _execute_with_progress(
 
 
 def _write_reports(run_dir: Path, results: list[Any], scenarios: list[Any]) -> int:
-    from harness.report.html import render_html  # noqa: PLC0415 (only `run` needs it)
-    from harness.report.results import report_meta  # noqa: PLC0415
+    from .report.html import render_html  # noqa: PLC0415 (only `run` needs it)
+    from .report.results import report_meta  # noqa: PLC0415
 
     ids = [inv.id for inv in INVARIANTS]
     document = write_results(run_dir, results, report_meta(scenarios))
@@ -223,7 +223,7 @@ def replay(
     ] = None,
 ) -> None:
     """Re-run one case and print its timeline and violations."""
-    from harness.runner import run_case  # noqa: PLC0415
+    from .runner import run_case  # noqa: PLC0415
 
     scenarios = {s.name: s for s in _load(paths)}
     if scenario not in scenarios:
@@ -265,7 +265,7 @@ def report(
     run_dir: Annotated[Path, typer.Argument(help="A report directory written by `run`.")],
 ) -> None:
     """Regenerate junit.xml, summary.md and index.html from results.json and the traces."""
-    from harness.report import ReportInputError, regenerate  # noqa: PLC0415
+    from .report import ReportInputError, regenerate  # noqa: PLC0415
 
     try:
         document = regenerate(run_dir)
@@ -319,7 +319,7 @@ def fuzz(
     ] = None,
 ) -> None:
     """Search generated scenarios for a violation; write the shrunk one with its replay command."""
-    from harness import fuzz as engine  # noqa: PLC0415 (only `fuzz` needs Hypothesis)
+    from . import fuzz as engine  # noqa: PLC0415 (only `fuzz` needs Hypothesis)
 
     for name, value, low in (("--examples", examples, 1), ("--seed", seed, 0)):
         if value < low:

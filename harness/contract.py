@@ -26,18 +26,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
-from harness.world.clock import sleep
-from harness.world.context import CURRENT_CALL, CallMeta
-from harness.world.trace import digest
-from harness.world.transport import attempt_direct, attempt_http, http_client
+from .world.clock import sleep
+from .world.context import CURRENT_CALL, CallMeta
+from .world.trace import digest
+from .world.transport import attempt_direct, attempt_http, http_client
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from harness.world.clock import VirtualClock, VirtualEventLoop
-    from harness.world.service import Services
-    from harness.world.spec import Contract, ToolSpec
-    from harness.world.trace import Recorder
+    from .world.clock import VirtualClock, VirtualEventLoop
+    from .world.service import Services
+    from .world.spec import Contract, ToolSpec
+    from .world.trace import Recorder
 
 AUDIT_FIELDS = (
     "task_id",

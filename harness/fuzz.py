@@ -1,7 +1,7 @@
 """Fuzzing a controller: search generated scenarios for a violation, shrink it, write it down.
 
 :func:`search` runs a Hypothesis ``@given`` test programmatically over
-:func:`harness.testing.scenarios` (or any strategy of scenarios): every example
+:func:`retrychaos.testing.scenarios` (or any strategy of scenarios): every example
 is one case (scenario x controller x the fuzzing seed) judged by every
 invariant that applies. The search is seeded (``hypothesis.seed``) and uses no
 example database, so the same controller, budget and seed explore the same
@@ -26,12 +26,12 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
-from harness.report.results import report_meta, write_results
-from harness.report.write import render_reports
-from harness.runner import run_case
-from harness.scenario import load_scenario, write_scenario
-from harness.testing.checks import describe_failure, run_command
-from harness.testing.strategies import scenarios
+from .report.results import report_meta, write_results
+from .report.write import render_reports
+from .runner import run_case
+from .scenario import load_scenario, write_scenario
+from .testing.checks import describe_failure, run_command
+from .testing.strategies import scenarios
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -39,9 +39,9 @@ if TYPE_CHECKING:
 
     from hypothesis.strategies import SearchStrategy
 
-    from harness.controllers.registry import ControllerRef
-    from harness.runner import CaseResult
-    from harness.world.spec import Scenario
+    from .controllers.registry import ControllerRef
+    from .runner import CaseResult
+    from .world.spec import Scenario
 
 __all__ = ["DEFAULT_EXAMPLES", "FuzzOutcome", "FuzzReport", "run", "search", "write_report"]
 

@@ -13,13 +13,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.invariants.index import OK_OUTCOMES, index_of
+from .invariants.index import OK_OUTCOMES, index_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.world.spec import Scenario
-    from harness.world.trace import TraceEvent
+    from .world.spec import Scenario
+    from .world.trace import TraceEvent
 
 __all__ = ["Metrics", "MetricsTotals", "compute_metrics", "percentile"]
 
@@ -109,7 +109,7 @@ class MetricsTotals:
     """The metrics' sums over parts of a trace, for a trace judged in shards.
 
     :meth:`add` takes a whole trace, or one shard of it (every event of some
-    agents, see :mod:`harness.world.shards`); :meth:`finish` gives the same
+    agents, see :mod:`retrychaos.world.shards`); :meth:`finish` gives the same
     metrics :func:`compute_metrics` gives for the whole trace. Events without
     an agent are in every shard: pass ``shared=False`` for all shards but one
     so that they are counted once. Ops and tasks belong to one agent each.

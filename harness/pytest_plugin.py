@@ -24,7 +24,7 @@ The world in your own tests (fixtures):
 - ``retrychaos_check``: ``retrychaos_check(scenario, seed=1)`` runs a scenario
   (a ``Scenario``, a file path or a file-format mapping) against that
   controller and fails the test readably on a violation;
-- ``retrychaos_world``: a :class:`harness.testing.world.VirtualWorld` with the
+- ``retrychaos_world``: a :class:`retrychaos.testing.world.VirtualWorld` with the
   tools, contract and seed of ``@pytest.mark.retrychaos(tools=[...],
   contract={...}, seed=0)``: ``retrychaos_world.run(coroutine_function)``.
 """
@@ -41,10 +41,10 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from harness.controllers.registry import ControllerRef
-    from harness.runner import CaseResult
-    from harness.testing.world import VirtualWorld
-    from harness.world.spec import Scenario
+    from .controllers.registry import ControllerRef
+    from .runner import CaseResult
+    from .testing.world import VirtualWorld
+    from .world.spec import Scenario
 
 # The harness is imported only when a retrychaos option, marker or fixture is
 # used: every pytest run of a project with retrychaos installed loads this module.
@@ -146,8 +146,8 @@ def _parse_seeds(raw: str | None) -> tuple[int, ...] | None:
 
 def _controller(config: pytest.Config, name: str | None) -> ControllerRef:
     """Resolve a controller once per session (a bad name is a usage error)."""
-    from harness.controllers.registry import resolve  # noqa: PLC0415
-    from harness.errors import ControllerLoadError  # noqa: PLC0415
+    from .controllers.registry import resolve  # noqa: PLC0415
+    from .errors import ControllerLoadError  # noqa: PLC0415
 
     chosen = name or DEFAULT_CONTROLLER
     cache = config.stash[_CONTROLLERS]
@@ -181,7 +181,7 @@ class ScenarioFile(pytest.File):
 
     def collect(self) -> Iterator[ScenarioItem]:
         """Load the scenario and yield one item per seed."""
-        from harness.scenario import ScenarioError, load_scenario  # noqa: PLC0415
+        from .scenario import ScenarioError, load_scenario  # noqa: PLC0415
 
         options = self.config.stash[_OPTIONS]
         try:
@@ -209,8 +209,8 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         """Run the case; a violation or a failed run fails the test."""
-        from harness.runner import run_case  # noqa: PLC0415
-        from harness.testing.checks import CaseFailed, describe_failure  # noqa: PLC0415
+        from .runner import run_case  # noqa: PLC0415
+        from .testing.checks import CaseFailed, describe_failure  # noqa: PLC0415
 
         options = self.config.stash[_OPTIONS]
         controller = _controller(self.config, options.controller)
@@ -227,7 +227,7 @@ class ScenarioItem(pytest.Item):
         style: Any = None,
     ) -> str | Any:
         """Show violations as plain lines instead of a traceback into the harness."""
-        from harness.testing.checks import CaseFailed  # noqa: PLC0415
+        from .testing.checks import CaseFailed  # noqa: PLC0415
 
         if isinstance(excinfo.value, CaseFailed):
             return str(excinfo.value)
@@ -270,9 +270,9 @@ def retrychaos_check(
     ``retrychaos_check(scenario, seed=1, invariants=None)``: ``scenario`` is a
     ``Scenario``, a path to a scenario file, or a mapping in the file format.
     """
-    from harness.scenario import load_scenario, scenario_from_dict  # noqa: PLC0415
-    from harness.testing.checks import check_case  # noqa: PLC0415
-    from harness.world.spec import Scenario  # noqa: PLC0415
+    from .scenario import load_scenario, scenario_from_dict  # noqa: PLC0415
+    from .testing.checks import check_case  # noqa: PLC0415
+    from .world.spec import Scenario  # noqa: PLC0415
 
     def check(
         scenario: Scenario | Path | str | Mapping[str, Any],
@@ -293,7 +293,7 @@ def retrychaos_check(
 @pytest.fixture
 def retrychaos_world(request: pytest.FixtureRequest) -> VirtualWorld:
     """A virtual world with the marker's ``tools``, ``contract`` and ``seed``."""
-    from harness.testing.world import VirtualWorld  # noqa: PLC0415
+    from .testing.world import VirtualWorld  # noqa: PLC0415
 
     kwargs = _marker_kwargs(request)
     tools = kwargs.get("tools")

@@ -13,15 +13,15 @@ events per attempt), so a fleet of 100,000 agents would need tens of GB. A
 run whose workload makes more than :data:`LARGE_RUN_CALLS` logical calls
 therefore records in *parts* mode: the recorder keeps no event in memory and
 writes each one to disk, in the part of its agent
-(:mod:`harness.world.shards`); the run is then judged one part at a time
-(:mod:`harness.invariants.sharded`), with the same violations and metrics as
-a kept trace would give, listing at most :data:`~harness.invariants.sharded.LIMIT`
+(:mod:`retrychaos.world.shards`); the run is then judged one part at a time
+(:mod:`retrychaos.invariants.sharded`), with the same violations and metrics as
+a kept trace would give, listing at most :data:`~retrychaos.invariants.sharded.LIMIT`
 violations per invariant (``metrics.violations_found`` counts them all).
 ``trace="keep"`` forces the full trace whatever the size; ``trace="count"``
 only counts (no judging: ``judged`` is false), for measuring the simulation.
 
 During a run the cyclic garbage collector leaves the objects that existed
-before it alone and runs less often (:func:`~harness.world.runtime.quiet_collector`);
+before it alone and runs less often (:func:`~retrychaos.world.runtime.quiet_collector`);
 this changes nothing but the time a fleet takes.
 """
 
@@ -34,13 +34,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import IO, TYPE_CHECKING, Any
 
-from harness.contract import Env, audit_checker
-from harness.controllers.registry import check_controller
-from harness.errors import ControllerLoadError, RunAborted
-from harness.invariants.registry import check_all
-from harness.invariants.sharded import judge_in_parts
-from harness.metrics import compute_metrics
-from harness.trace_modes import (
+from .contract import Env, audit_checker
+from .controllers.registry import check_controller
+from .errors import ControllerLoadError, RunAborted
+from .invariants.registry import check_all
+from .invariants.sharded import judge_in_parts
+from .metrics import compute_metrics
+from .trace_modes import (
     CALLS_PER_PART,
     LARGE_RUN_CALLS,
     TRACE_MODES,
@@ -49,12 +49,12 @@ from harness.trace_modes import (
     tally_metrics,
     trace_mode,
 )
-from harness.workload.agents import Fleet
-from harness.world.clock import DEFAULT_EPOCH
-from harness.world.runtime import quiet_collector, run_virtual
-from harness.world.service import Services
-from harness.world.shards import ShardWriter
-from harness.world.trace import Recorder, TraceEvent, stable_text
+from .workload.agents import Fleet
+from .world.clock import DEFAULT_EPOCH
+from .world.runtime import quiet_collector, run_virtual
+from .world.service import Services
+from .world.shards import ShardWriter
+from .world.trace import Recorder, TraceEvent, stable_text
 
 __all__ = [
     "CALLS_PER_PART",
@@ -77,9 +77,9 @@ if TYPE_CHECKING:
 
     from faker import Faker
 
-    from harness.controllers.registry import ControllerRef
-    from harness.world.clock import VirtualClock
-    from harness.world.spec import Scenario
+    from .controllers.registry import ControllerRef
+    from .world.clock import VirtualClock
+    from .world.spec import Scenario
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

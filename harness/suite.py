@@ -13,13 +13,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.controllers.registry import resolve
-from harness.runner import CaseResult, run_case
+from .controllers.registry import resolve
+from .runner import CaseResult, run_case
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-    from harness.world.spec import Scenario
+    from .world.spec import Scenario
 
 DEFAULT_SEEDS = (1, 2, 3)
 

@@ -1,6 +1,6 @@
 """How a run records its trace, by its size: kept, written in parts, or counted.
 
-See :mod:`harness.runner` for what each mode means for judging.
+See :mod:`retrychaos.runner` for what each mode means for judging.
 """
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.world.spec import Scenario
-    from harness.world.trace import Recorder
+    from .world.spec import Scenario
+    from .world.trace import Recorder
 
 __all__ = [
     "CALLS_PER_PART",

@@ -16,7 +16,7 @@ def _run(report: Path, hash_seed: str, *args: str) -> None:
         [
             sys.executable,
             "-m",
-            "harness.cli",
+            "retrychaos.cli",
             "run",
             *(args or (str(ROOT / "scenarios"),)),
             "--seed",

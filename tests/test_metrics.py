@@ -1,6 +1,6 @@
-from harness.invariants.testing import TraceBuilder
-from harness.metrics import compute_metrics, percentile
-from harness.world.spec import Scenario
+from retrychaos.invariants.testing import TraceBuilder
+from retrychaos.metrics import compute_metrics, percentile
+from retrychaos.world.spec import Scenario
 
 
 def three_tasks():

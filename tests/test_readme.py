@@ -6,9 +6,9 @@ import importlib.util
 import re
 from pathlib import Path
 
-from harness.controllers.registry import ControllerRef
-from harness.runner import run_case
-from harness.scenario import load_scenario
+from retrychaos.controllers.registry import ControllerRef
+from retrychaos.runner import run_case
+from retrychaos.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,55 +4,60 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from harness.errors import ControllerLoadError
+from ..errors import ControllerLoadError
 
 BUILTINS: dict[str, tuple[str, str]] = {
     "naive": (
-        "harness.controllers.naive:naive",
+        "retrychaos.controllers.naive:naive",
         "retries everything 3 more times at once, fresh key each try (the anti-pattern)",
     ),
-    "reference": ("controller.plugin:reference", "this project's reference controller (async)"),
+    "reference": (
+        "retrychaos.controller.plugin:reference",
+        "this project's reference controller (async)",
+    ),
     "reference-sync": (
-        "controller.plugin:reference_sync",
+        "retrychaos.controller.plugin:reference_sync",
         "the reference controller's sync facade",
     ),
     "tenacity-default": (
-        "harness.controllers.adapters.tenacity_default:factory",
+        "retrychaos.controllers.adapters.tenacity_default:factory",
         "tenacity as typically written: stop_after_attempt(3), no wait, retries everything",
     ),
     "tenacity-good": (
-        "harness.controllers.adapters.tenacity_good:factory",
+        "retrychaos.controllers.adapters.tenacity_good:factory",
         "tenacity as documented: wait_random_exponential, attempt | delay stop, transient only",
     ),
     "tenacity-sync": (
-        "harness.controllers.adapters.tenacity_sync:factory",
+        "retrychaos.controllers.adapters.tenacity_sync:factory",
         "the tenacity-good policy with tenacity's sync Retrying",
     ),
     "stamina-default": (
-        "harness.controllers.adapters.stamina_default:factory",
+        "retrychaos.controllers.adapters.stamina_default:factory",
         "stamina's defaults on httpx.HTTPError: 10 attempts, 45 s, jittered backoff",
     ),
     "stamina-tuned": (
-        "harness.controllers.adapters.stamina_tuned:factory",
+        "retrychaos.controllers.adapters.stamina_tuned:factory",
         "stamina fitted to the contract, with a Retry-After backoff hook",
     ),
     "backoff-expo": (
-        "harness.controllers.adapters.backoff_expo:factory",
+        "retrychaos.controllers.adapters.backoff_expo:factory",
         "backoff.on_exception: expo, full_jitter, max_tries and max_time",
     ),
     "httpx-retries-default": (
-        "harness.controllers.adapters.httpx_retries_default:factory",
+        "retrychaos.controllers.adapters.httpx_retries_default:factory",
         "httpx-retries RetryTransport() defaults at the HTTP layer (backoff factor 0)",
     ),
     "httpx-retries-jitter": (
-        "harness.controllers.adapters.httpx_retries_jitter:factory",
+        "retrychaos.controllers.adapters.httpx_retries_jitter:factory",
         "httpx-retries with a backoff factor, full jitter and the contract's limits",
     ),
     "pybreaker-tenacity": (
-        "harness.controllers.adapters.pybreaker_tenacity:factory",
+        "retrychaos.controllers.adapters.pybreaker_tenacity:factory",
         "a pybreaker circuit breaker per tool inside tenacity-good's retries",
     ),
 }
@@ -89,7 +94,7 @@ def resolve(name: str) -> ControllerRef:
             f"controller {name!r}: expected 'package.module:factory' with both parts non-empty"
         )
     try:
-        module = importlib.import_module(module_name)
+        module = _import_from_here(module_name)
     except ImportError as exc:
         raise ControllerLoadError(
             f"controller {name!r}: cannot import module {module_name!r} ({exc}); "
@@ -109,6 +114,25 @@ def resolve(name: str) -> ControllerRef:
         factory = getattr(factory, part)
     check_factory(name, factory)
     return ControllerRef(name=name, path=path, factory=factory)
+
+
+def _import_from_here(module_name: str) -> Any:
+    """Import ``module_name``, finding it in the working directory as pytest would.
+
+    ``python -m pytest`` and pytest's rootdir handling make a project's own
+    modules importable; a console script does not. Without this, the replay
+    command a report prints for ``--controller myagent.retry:factory`` fails
+    with "No module named 'myagent'" from the very folder it was printed in.
+    """
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        here = str(Path.cwd())
+        top = module_name.partition(".")[0]
+        if exc.name != top or here in sys.path or "" in sys.path:
+            raise
+        sys.path.append(here)
+        return importlib.import_module(module_name)
 
 
 def check_factory(name: str, factory: Any) -> None:

@@ -24,15 +24,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from harness.invariants.base import Found, Violation, fmt_t, violation_at
-from harness.invariants.index import CallInfo, index_of
+from .base import Found, Violation, fmt_t, violation_at
+from .index import CallInfo, index_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.invariants.base import Shards
-    from harness.world.spec import Scenario
-    from harness.world.trace import TraceEvent
+    from ..world.spec import Scenario
+    from ..world.trace import TraceEvent
+    from .base import Shards
 
 __all__ = ["INVARIANT", "AuditCompleteAndRedacted"]
 

@@ -30,15 +30,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.invariants.base import EPS, Found, Violation, fmt_t, violation_at
-from harness.invariants.index import Attempt, TraceIndex, index_of
+from .base import EPS, Found, Violation, fmt_t, violation_at
+from .index import Attempt, TraceIndex, index_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.invariants.base import ShardJudge, Shards
-    from harness.world.spec import Contract, Scenario
-    from harness.world.trace import TraceEvent
+    from ..world.spec import Contract, Scenario
+    from ..world.trace import TraceEvent
+    from .base import ShardJudge, Shards
 
 __all__ = ["INVARIANT", "LOCKSTEP_AGENTS", "BackoffBoundedAndJittered"]
 

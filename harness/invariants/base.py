@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from harness.world.spec import Scenario
-    from harness.world.trace import TraceEvent
+    from ..world.spec import Scenario
+    from ..world.trace import TraceEvent
 
 __all__ = [
     "EPS",
@@ -89,7 +89,7 @@ class Invariant(Protocol):
     (some agents' events) at a time, an invariant also either sets ``scope =
     "agent"`` (it relates nothing but one agent's events, so checking each
     part apart finds exactly its violations) or provides ``shard_judge(scenario,
-    shards) -> ShardJudge`` (see :mod:`harness.invariants.sharded`).
+    shards) -> ShardJudge`` (see :mod:`retrychaos.invariants.sharded`).
     """
 
     @property
@@ -112,7 +112,7 @@ class Invariant(Protocol):
 
 
 class ShardJudge(Protocol):
-    """Judges one invariant over a trace given in parts (see :mod:`harness.invariants.sharded`).
+    """Judges one invariant over a trace given in parts (see :mod:`retrychaos.invariants.sharded`).
 
     Each part holds every event of some agents plus every event without an
     agent; ``shared`` is true for exactly one part, the one where the events

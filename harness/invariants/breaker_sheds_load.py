@@ -4,7 +4,7 @@ Applies when the workload has at least 20 agents and some tool has an
 *outage*: a fault rule with a ``window`` ``[s, e)`` at least 10 s long,
 probability 1.0, no ``attempts`` filter, and a transient fault (status 408,
 429, 502, 503 or 504, a read timeout, a connect timeout or a connect error;
-see :mod:`harness.invariants.faults` for why a plain 500 is left out).
+see :mod:`retrychaos.invariants.faults` for why a plain 500 is left out).
 
 For each outage of tool ``T``, the *late window* is
 ``[s + max(5, 0.2 * (e - s)), e)``: by then failures have piled up and a
@@ -21,15 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.invariants.base import Violation, fmt_t
-from harness.invariants.faults import is_transient
+from .base import Violation, fmt_t
+from .faults import is_transient
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.invariants.base import Shards
-    from harness.world.spec import Scenario
-    from harness.world.trace import TraceEvent
+    from ..world.spec import Scenario
+    from ..world.trace import TraceEvent
+    from .base import Shards
 
 __all__ = ["INVARIANT", "BreakerShedsLoad", "Outage", "outages"]
 

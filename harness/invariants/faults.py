@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.world.spec import FaultType
+from ..world.spec import FaultType
 
 if TYPE_CHECKING:
-    from harness.world.spec import FaultRule
+    from ..world.spec import FaultRule
 
 __all__ = ["CONNECT_FAULTS", "DEFAULT_STATUS", "TRANSIENT_STATUSES", "is_transient", "status_of"]
 

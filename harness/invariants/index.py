@@ -17,13 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.invariants.base import EPS
+from .base import EPS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.world.spec import Scenario, ToolSpec
-    from harness.world.trace import TraceEvent
+    from ..world.spec import Scenario, ToolSpec
+    from ..world.trace import TraceEvent
 
 __all__ = [
     "OK_OUTCOMES",

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.invariants.base import Violation, fmt_t, violation_at
+from .base import Violation, fmt_t, violation_at
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.world.spec import Scenario
-    from harness.world.trace import TraceEvent
+    from ..world.spec import Scenario
+    from ..world.trace import TraceEvent
 
 __all__ = ["INVARIANT", "NoDuplicateSideEffects"]
 

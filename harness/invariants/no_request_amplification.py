@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.invariants.base import Violation, fmt_t, nth, plural, violation_at
-from harness.invariants.index import Attempt, index_of
+from .base import Violation, fmt_t, nth, plural, violation_at
+from .index import Attempt, index_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.world.spec import Scenario
-    from harness.world.trace import TraceEvent
+    from ..world.spec import Scenario
+    from ..world.trace import TraceEvent
 
 __all__ = ["INVARIANT", "NoRequestAmplification"]
 

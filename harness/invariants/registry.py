@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.errors import HarnessInputError
-from harness.invariants import (
+from ..errors import HarnessInputError
+from . import (
     argument_errors_to_model,
     audit_complete_and_redacted,
     backoff_bounded_and_jittered,
@@ -19,14 +19,14 @@ from harness.invariants import (
     succeeds_when_possible,
     unsafe_side_effects_not_replayed,
 )
-from harness.invariants.base import trace_order
+from .base import trace_order
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from harness.invariants.base import Invariant, Violation
-    from harness.world.spec import Scenario
-    from harness.world.trace import TraceEvent
+    from ..world.spec import Scenario
+    from ..world.trace import TraceEvent
+    from .base import Invariant, Violation
 
 __all__ = ["ALL", "BY_ID", "check_all", "selected"]
 

@@ -1,7 +1,7 @@
 """Judging a trace too large for memory, one part at a time.
 
 A large run writes its trace to disk in parts by agent
-(:class:`harness.world.shards.ShardWriter`): part ``k`` holds every event
+(:class:`retrychaos.world.shards.ShardWriter`): part ``k`` holds every event
 of the agents ``a`` with ``a % parts == k``, plus every event that belongs
 to no agent. :func:`judge_in_parts` loads one part at a time and gives the
 same violations and metrics as judging the whole trace, because of what
@@ -36,17 +36,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from harness.invariants.base import Found, Invariant, ShardJudge, Violation
-from harness.invariants.index import forget
-from harness.invariants.registry import selected
-from harness.metrics import Metrics, MetricsTotals
+from ..metrics import Metrics, MetricsTotals
+from .base import Found, Invariant, ShardJudge, Violation
+from .index import forget
+from .registry import selected
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from harness.world.shards import ShardWriter
-    from harness.world.spec import Scenario
-    from harness.world.trace import TraceEvent
+    from ..world.shards import ShardWriter
+    from ..world.spec import Scenario
+    from ..world.trace import TraceEvent
 
 __all__ = ["PartsVerdict", "judge_in_parts"]
 

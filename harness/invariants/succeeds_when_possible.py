@@ -14,7 +14,7 @@ is *recoverable* when all of these hold:
   deterministic function of the attempt number);
 - with ``m`` the op's requests before the call, reached or not (a rule's
   ``attempts`` match the op's attempt number counting every attempt, those
-  that never reached the server included: see ``harness.world.spec``),
+  that never reached the server included: see ``retrychaos.world.spec``),
   ``k`` is the smallest attempt number above ``m`` that no rule matches, and
   the rules deciding attempts ``m+1 .. k-1`` are all transient (status 408,
   429, 502, 503 or 504, a read timeout, or a connect fault: a connect fault
@@ -53,17 +53,17 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.invariants.base import EPS, Found, Violation, fmt_t, violation_at
-from harness.invariants.faults import is_transient
-from harness.invariants.index import OK_OUTCOMES, TaskInfo, index_of, tools_of
-from harness.world.spec import FaultType, ModelPolicy
+from ..world.spec import FaultType, ModelPolicy
+from .base import EPS, Found, Violation, fmt_t, violation_at
+from .faults import is_transient
+from .index import OK_OUTCOMES, TaskInfo, index_of, tools_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.invariants.base import Shards
-    from harness.world.spec import Contract, FaultRule, Scenario, ToolSpec
-    from harness.world.trace import TraceEvent
+    from ..world.spec import Contract, FaultRule, Scenario, ToolSpec
+    from ..world.trace import TraceEvent
+    from .base import Shards
 
 __all__ = ["INVARIANT", "SucceedsWhenPossible"]
 

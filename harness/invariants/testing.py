@@ -13,7 +13,7 @@ a test reads like the story it tells::
     trace.task_end(ok=True, at=0.55)
 
 :func:`assert_parts_agree` checks that a trace judged in parts, as a large
-run is (:mod:`harness.invariants.sharded`), gets the whole trace's verdict.
+run is (:mod:`retrychaos.invariants.sharded`), gets the whole trace's verdict.
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.invariants.registry import BY_ID, check_all
-from harness.invariants.sharded import judge_in_parts
-from harness.metrics import compute_metrics
-from harness.world.shards import ShardWriter
-from harness.world.trace import TraceEvent
+from ..metrics import compute_metrics
+from ..world.shards import ShardWriter
+from ..world.trace import TraceEvent
+from .registry import BY_ID, check_all
+from .sharded import judge_in_parts
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from harness.world.spec import Scenario
+    from ..world.spec import Scenario
 
 __all__ = ["TraceBuilder", "assert_parts_agree", "write_parts"]
 

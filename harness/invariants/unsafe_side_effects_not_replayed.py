@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.invariants.base import Violation, fmt_t, violation_at
-from harness.invariants.index import Attempt, index_of, tools_of
+from .base import Violation, fmt_t, violation_at
+from .index import Attempt, index_of, tools_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.world.spec import Scenario, ToolSpec
-    from harness.world.trace import TraceEvent
+    from ..world.spec import Scenario, ToolSpec
+    from ..world.trace import TraceEvent
 
 __all__ = ["INVARIANT", "UnsafeSideEffectsNotReplayed"]
 

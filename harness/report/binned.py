@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Final
 
-from harness.report.model import Bin, Timeline, seconds_text
-from harness.report.outcomes import category_of
+from .model import Bin, Timeline, seconds_text
+from .outcomes import category_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from harness.invariants.index import TraceIndex
+    from ..invariants.index import TraceIndex
 
 __all__ = ["BINS", "per_tool"]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from harness.report.svg import WIDTH, Figure, Scale, Shape, nice_step, shape, tick_label
+from .svg import WIDTH, Figure, Scale, Shape, nice_step, shape, tick_label
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.world.trace import TraceEvent
+    from ..world.trace import TraceEvent
 
 __all__ = ["FLEET_MIN_AGENTS", "draw_rates"]
 

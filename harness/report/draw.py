@@ -1,4 +1,4 @@
-"""Drawing a :class:`~harness.report.timeline.Timeline` as an SVG figure.
+"""Drawing a :class:`~retrychaos.report.timeline.Timeline` as an SVG figure.
 
 Top to bottom: the time axis (virtual seconds), one band per tool with its
 circuit-breaker state, then the lanes (per agent or per tool). Every attempt
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from harness.report.lanes import LANE_H, draw_agent_lanes
-from harness.report.outcomes import BY_KEY, CATEGORIES
-from harness.report.svg import (
+from .lanes import LANE_H, draw_agent_lanes
+from .outcomes import BY_KEY, CATEGORIES
+from .svg import (
     LEFT,
     RIGHT,
     WIDTH,
@@ -27,7 +27,7 @@ from harness.report.svg import (
 )
 
 if TYPE_CHECKING:
-    from harness.report.model import Timeline
+    from .model import Timeline
 
 __all__ = ["BREAKER_FILL", "WIDTH", "axis_end", "draw_timeline", "scale_for"]
 

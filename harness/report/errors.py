@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.errors import HarnessInputError
+from ..errors import HarnessInputError
 
 __all__ = ["ReportInputError"]
 

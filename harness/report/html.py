@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any, Final
 
 import jinja2
 
-from harness.report.chart import FLEET_MIN_AGENTS, draw_rates
-from harness.report.draw import BREAKER_FILL, draw_timeline, scale_for
-from harness.report.outcomes import CATEGORIES
-from harness.report.overview import matrix, metric_rows
-from harness.report.results import load_trace
-from harness.report.timeline import MAX_NUMBERED, build_timeline
+from .chart import FLEET_MIN_AGENTS, draw_rates
+from .draw import BREAKER_FILL, draw_timeline, scale_for
+from .outcomes import CATEGORIES
+from .overview import matrix, metric_rows
+from .results import load_trace
+from .timeline import MAX_NUMBERED, build_timeline
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from harness.report.svg import Figure
+    from .svg import Figure
 
 __all__ = ["MAX_TIMELINES", "render_html"]
 
@@ -56,7 +56,7 @@ class RunView:
 @cache
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("harness.report", "templates"),
+        loader=jinja2.PackageLoader(__package__ or "retrychaos.report", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -172,7 +172,7 @@ def _yaml_from_source(source: object) -> str | None:
     """Dump the scenario read from its file, when results.json carries no YAML."""
     if not isinstance(source, str):
         return None
-    from harness.scenario import ScenarioError, dump_scenario, load_scenario  # noqa: PLC0415
+    from ..scenario import ScenarioError, dump_scenario, load_scenario  # noqa: PLC0415
 
     try:
         from pathlib import Path  # noqa: PLC0415

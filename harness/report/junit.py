@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 from xml.etree import ElementTree as ET
 
-from harness.report.overview import checked_ids
+from .overview import checked_ids
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

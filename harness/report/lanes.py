@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from harness.report.outcomes import BY_KEY
-from harness.report.svg import LEFT, Scale, Shape, TextRows, shape, text_width
+from .outcomes import BY_KEY
+from .svg import LEFT, Scale, Shape, TextRows, shape, text_width
 
 if TYPE_CHECKING:
-    from harness.report.model import Mark, Timeline
+    from .model import Mark, Timeline
 
 __all__ = ["LANE_H", "draw_agent_lanes"]
 

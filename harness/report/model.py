@@ -1,4 +1,4 @@
-"""The values a timeline is made of, in virtual seconds (see :mod:`harness.report.timeline`)."""
+"""The values a timeline is made of, in virtual seconds (see :mod:`retrychaos.report.timeline`)."""
 
 from __future__ import annotations
 

@@ -16,18 +16,18 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from harness.invariants.registry import ALL, selected
-from harness.report.errors import ReportInputError
-from harness.scenario import ScenarioError, dump_scenario
-from harness.world import trace as trace_io
+from ..invariants.registry import ALL, selected
+from ..scenario import ScenarioError, dump_scenario
+from ..world import trace as trace_io
+from .errors import ReportInputError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from harness.runner import CaseResult
-    from harness.world.spec import Scenario
-    from harness.world.trace import TraceEvent
+    from ..runner import CaseResult
+    from ..world.spec import Scenario
+    from ..world.trace import TraceEvent
 
 __all__ = [
     "RESULTS_VERSION",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from harness.report.overview import matrix, metric_rows
+from .overview import matrix, metric_rows
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

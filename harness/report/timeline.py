@@ -12,8 +12,8 @@ A trace is seen one of two ways:
 Both views carry each tool's circuit-breaker state over time, read from the
 controller's audit stream (records with a ``breaker_state``; a breaker is
 closed until a record says otherwise). Everything here is in virtual seconds
-(the values are in :mod:`harness.report.model`); :mod:`harness.report.draw`
-turns them into pixels; the per-tool view is :mod:`harness.report.binned`.
+(the values are in :mod:`retrychaos.report.model`); :mod:`retrychaos.report.draw`
+turns them into pixels; the per-tool view is :mod:`retrychaos.report.binned`.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
-from harness.invariants.index import index_of
-from harness.report.binned import BINS, per_tool
-from harness.report.model import Mark, Point, Span, Timeline, seconds_text
-from harness.report.outcomes import category_of, short_label
+from ..invariants.index import index_of
+from .binned import BINS, per_tool
+from .model import Mark, Point, Span, Timeline, seconds_text
+from .outcomes import category_of, short_label
 
 if TYPE_CHECKING:
-    from harness.invariants.index import Attempt, TraceIndex
-    from harness.world.trace import TraceEvent
+    from ..invariants.index import Attempt, TraceIndex
+    from ..world.trace import TraceEvent
 
 __all__ = ["BINS", "MAX_AGENT_LANES", "MAX_MARKS", "Timeline", "build_timeline"]
 

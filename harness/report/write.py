@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.invariants.registry import ALL
-from harness.report.html import render_html
-from harness.report.junit import write_junit
-from harness.report.results import load_results, report_meta, write_results
-from harness.report.summary import render_summary
+from ..invariants.registry import ALL
+from .html import render_html
+from .junit import write_junit
+from .results import load_results, report_meta, write_results
+from .summary import render_summary
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from harness.runner import CaseResult
-    from harness.world.spec import Scenario
+    from ..runner import CaseResult
+    from ..world.spec import Scenario
 
 __all__ = ["FORMATS", "regenerate", "render_reports", "write_reports"]
 

@@ -1,11 +1,11 @@
 # Copyright 2026 the retrychaos authors. Licensed under the MIT License.
-"""The scenario file format: YAML in, ``harness.world.spec.Scenario`` out, and back."""
+"""The scenario file format: YAML in, ``retrychaos.world.spec.Scenario`` out, and back."""
 
-from harness.scenario.dump import dump_scenario, write_scenario
-from harness.scenario.errors import MISSING, ScenarioError
-from harness.scenario.ids import INVARIANT_DEFINITIONS, INVARIANT_IDS
-from harness.scenario.load import load_paths, load_scenario, scenario_from_dict, scenario_from_yaml
-from harness.scenario.schema import json_schema
+from .dump import dump_scenario, write_scenario
+from .errors import MISSING, ScenarioError
+from .ids import INVARIANT_DEFINITIONS, INVARIANT_IDS
+from .load import load_paths, load_scenario, scenario_from_dict, scenario_from_yaml
+from .schema import json_schema
 
 __all__ = [
     "INVARIANT_DEFINITIONS",

@@ -1,5 +1,5 @@
 # Copyright 2026 the retrychaos authors. Licensed under the MIT License.
-"""Between the file format (``ScenarioFile``) and the value types (``harness.world.spec``).
+"""Between the file format (``ScenarioFile``) and the value types (``retrychaos.world.spec``).
 
 ``to_spec`` fills in every default the file left out; ``to_file_data`` goes
 back, writing every value that differs from the value types' defaults, so that
@@ -12,14 +12,7 @@ import copy
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Final
 
-from harness.scenario.faults import (
-    ArgumentFault,
-    SlowFault,
-    StatusFault,
-    TransportFault,
-    UnparseableFault,
-)
-from harness.world.spec import (
+from ..world.spec import (
     Call,
     Contract,
     Expectations,
@@ -33,11 +26,18 @@ from harness.world.spec import (
     Workload,
     World,
 )
+from .faults import (
+    ArgumentFault,
+    SlowFault,
+    StatusFault,
+    TransportFault,
+    UnparseableFault,
+)
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-    from harness.scenario.schema import ScenarioFile, ToolModel, WorkloadModel
+    from .schema import ScenarioFile, ToolModel, WorkloadModel
 
 __all__ = ["to_file_data", "to_spec"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final, TypeGuard
 
-from harness.world.spec import Contract
+from ..world.spec import Contract
 
 if TYPE_CHECKING:
-    from harness.scenario._fields import Issue
+    from ._fields import Issue
 
 __all__ = ["cross_issues"]
 

@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any, Final
 import yaml
 from pydantic import ValidationError
 
-from harness.scenario.convert import to_file_data
-from harness.scenario.crossref import cross_issues
-from harness.scenario.errors import raise_all
-from harness.scenario.schema import ScenarioFile
-from harness.scenario.translate import errors_of, translate
+from .convert import to_file_data
+from .crossref import cross_issues
+from .errors import raise_all
+from .schema import ScenarioFile
+from .translate import errors_of, translate
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from harness.world.spec import Scenario
+    from ..world.spec import Scenario
 
 __all__ = ["dump_scenario", "write_scenario"]
 

@@ -2,13 +2,13 @@
 """The one exception for a bad scenario: which file, which field, what was expected.
 
 ```
-harness.errors.HarnessInputError
+retrychaos.errors.HarnessInputError
 └── ScenarioError     (a scenario file or dict does not describe a valid scenario)
 ```
 
 Pydantic's ``ValidationError`` and PyYAML's ``YAMLError`` never escape this
 package: they are translated into :class:`ScenarioError` at one boundary
-(``harness.scenario.translate`` and ``harness.scenario.load``).
+(``retrychaos.scenario.translate`` and ``retrychaos.scenario.load``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import json
 from enum import Enum
 from typing import TYPE_CHECKING, Final, NoReturn
 
-from harness.errors import HarnessInputError
+from ..errors import HarnessInputError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

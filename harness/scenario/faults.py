@@ -4,7 +4,7 @@
 A fault rule is a mapping whose ``fault`` key picks the kind; each kind accepts
 only the keys that mean something for it (``delay_s`` on a ``status`` fault is
 an unknown key, not a silently ignored one). Every kind accepts the selection
-keys ``attempts``, ``window`` and ``probability`` (see ``harness.world.spec``).
+keys ``attempts``, ``window`` and ``probability`` (see ``retrychaos.world.spec``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from harness.scenario._fields import Expect, FileModel, fail
+from ._fields import Expect, FileModel, fail
 
 __all__ = [
     "FAULT_MODELS",

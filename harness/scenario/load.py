@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING
 import yaml
 from pydantic import ValidationError
 
-from harness.scenario.convert import to_spec
-from harness.scenario.crossref import cross_issues
-from harness.scenario.errors import ScenarioError, raise_all
-from harness.scenario.schema import ScenarioFile
-from harness.scenario.translate import LineOf, errors_of, translate
-from harness.scenario.yamlio import parse_yaml
+from .convert import to_spec
+from .crossref import cross_issues
+from .errors import ScenarioError, raise_all
+from .schema import ScenarioFile
+from .translate import LineOf, errors_of, translate
+from .yamlio import parse_yaml
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from harness.world.spec import Scenario
+    from ..world.spec import Scenario
 
 __all__ = ["load_paths", "load_scenario", "scenario_from_dict", "scenario_from_yaml"]
 

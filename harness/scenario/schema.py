@@ -1,11 +1,11 @@
 # Copyright 2026 the retrychaos authors. Licensed under the MIT License.
 """The scenario file format as pydantic models, and its JSON Schema.
 
-The models mirror ``harness.world.spec`` but describe what a person writes:
+The models mirror ``retrychaos.world.spec`` but describe what a person writes:
 short files (every key that has a sensible default may be left out), unknown
 keys rejected, and every field saying in words what it accepts (see
-``_fields.Expect``). ``harness.scenario.convert`` turns a valid
-:class:`ScenarioFile` into a ``harness.world.spec.Scenario`` and back.
+``_fields.Expect``). ``retrychaos.scenario.convert`` turns a valid
+:class:`ScenarioFile` into a ``retrychaos.world.spec.Scenario`` and back.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
-from harness.scenario._fields import Expect, FileModel, fail, fail_at
-from harness.scenario.crossref import cross_issues
-from harness.scenario.faults import FaultModel  # noqa: TC001 - pydantic resolves annotations at runtime
-from harness.scenario.ids import INVARIANT_IDS
-from harness.world.spec import Contract, ToolSpec, Workload
+from ..world.spec import Contract, ToolSpec, Workload
+from ._fields import Expect, FileModel, fail, fail_at
+from .crossref import cross_issues
+from .faults import FaultModel  # noqa: TC001 - pydantic resolves annotations at runtime
+from .ids import INVARIANT_IDS
 
 __all__ = [
     "CallModel",

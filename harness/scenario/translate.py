@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 
 from pydantic import BaseModel, ValidationError
 
-from harness.scenario._fields import RULE_ERROR, Expect, Issue
-from harness.scenario.errors import MISSING, ScenarioError, render_value
-from harness.scenario.schema import ScenarioFile
+from ._fields import RULE_ERROR, Expect, Issue
+from .errors import MISSING, ScenarioError, render_value
+from .schema import ScenarioFile
 
 if TYPE_CHECKING:
     from pydantic.fields import FieldInfo

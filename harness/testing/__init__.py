@@ -1,8 +1,8 @@
 """Property-based chaos for retry controllers: strategies, checks, profiles, the virtual world."""
 
-from harness.testing.checks import CaseFailed, check_case, describe_failure
-from harness.testing.profiles import load_profile, profile_settings, register_profiles
-from harness.testing.strategies import (
+from .checks import CaseFailed, check_case, describe_failure
+from .profiles import load_profile, profile_settings, register_profiles
+from .strategies import (
     FAULT_TYPES,
     MODELS,
     SAFETY_INVARIANTS,
@@ -18,7 +18,7 @@ from harness.testing.strategies import (
     tools,
     workloads,
 )
-from harness.testing.world import AUTO, VirtualWorld, WorldSession
+from .world import AUTO, VirtualWorld, WorldSession
 
 __all__ = [
     "AUTO",

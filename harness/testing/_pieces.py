@@ -1,6 +1,6 @@
 """The pieces of a generated world in the file format: fault rules, tools, contracts, workloads.
 
-See :mod:`harness.testing.strategies` for the conventions. Every strategy is
+See :mod:`retrychaos.testing.strategies` for the conventions. Every strategy is
 built once, outside the draws: building Hypothesis strategies inside a
 ``@composite`` on every example costs more than running the example.
 """
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from harness.scenario import scenario_from_dict
+from ..scenario import scenario_from_dict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.world.spec import ToolSpec
+    from ..world.spec import ToolSpec
 
 __all__ = [
     "ANY_BOOL",

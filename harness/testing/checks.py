@@ -10,13 +10,13 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from harness.controllers.registry import ControllerRef, resolve
-from harness.runner import CaseResult, run_case
+from ..controllers.registry import ControllerRef, resolve
+from ..runner import CaseResult, run_case
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from harness.world.spec import Scenario
+    from ..world.spec import Scenario
 
 __all__ = ["CaseFailed", "check_case", "describe_failure", "run_command"]
 

@@ -1,7 +1,7 @@
 """The simulated world inside your own tests: tools with fault plans, on the virtual clock.
 
 :class:`VirtualWorld` builds the simulated services of a few tools and runs a
-coroutine of yours with :func:`harness.world.runtime.run_virtual`, so time is
+coroutine of yours with :func:`retrychaos.world.runtime.run_virtual`, so time is
 virtual (a 30 s backoff takes no real time), ``time.sleep``/``asyncio.sleep``
 and ``datetime.now`` agree with it, and the run is deterministic for a seed.
 The coroutine gets a :class:`WorldSession`: the controller environment
@@ -32,19 +32,19 @@ import random
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from harness.contract import Ctx, Env, SyncTool, Tool, agent_key, audit_checker
-from harness.scenario import scenario_from_dict
-from harness.world.clock import DEFAULT_EPOCH
-from harness.world.context import CURRENT_CALL, CallMeta
-from harness.world.runtime import run_virtual
-from harness.world.service import Services
-from harness.world.spec import Contract, ToolSpec
-from harness.world.trace import Recorder, TraceEvent, args_digest, digest
+from ..contract import Ctx, Env, SyncTool, Tool, agent_key, audit_checker
+from ..scenario import scenario_from_dict
+from ..world.clock import DEFAULT_EPOCH
+from ..world.context import CURRENT_CALL, CallMeta
+from ..world.runtime import run_virtual
+from ..world.service import Services
+from ..world.spec import Contract, ToolSpec
+from ..world.trace import Recorder, TraceEvent, args_digest, digest
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
 
-    from harness.world.clock import VirtualClock, VirtualEventLoop
+    from ..world.clock import VirtualClock, VirtualEventLoop
 
 __all__ = ["AUTO", "VirtualWorld", "WorldSession"]
 

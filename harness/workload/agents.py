@@ -15,22 +15,22 @@ import inspect
 import random
 from typing import TYPE_CHECKING, Any
 
-from harness.contract import Ctx, SdkLayer, SyncTool, Tool, agent_key, plant_secret, redact
-from harness.workload.model import Model, Outcome, read_result
-from harness.world.clock import sleep
-from harness.world.context import CURRENT_CALL, CallMeta
-from harness.world.service import cached_args_digest
-from harness.world.trace import digest, stable_text
+from ..contract import Ctx, SdkLayer, SyncTool, Tool, agent_key, plant_secret, redact
+from ..world.clock import sleep
+from ..world.context import CURRENT_CALL, CallMeta
+from ..world.service import cached_args_digest
+from ..world.trace import digest, stable_text
+from .model import Model, Outcome, read_result
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from faker import Faker
 
-    from harness.world.clock import VirtualClock, VirtualEventLoop
-    from harness.world.service import Services
-    from harness.world.spec import Scenario
-    from harness.world.trace import Recorder
+    from ..world.clock import VirtualClock, VirtualEventLoop
+    from ..world.service import Services
+    from ..world.spec import Scenario
+    from ..world.trace import Recorder
 
 
 def agent_rng(seed: int, agent: int) -> random.Random:

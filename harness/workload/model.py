@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.world.spec import ModelPolicy
+from ..world.spec import ModelPolicy
 
 if TYPE_CHECKING:
     import random
 
     from faker import Faker
 
-    from harness.world.spec import Workload
+    from ..world.spec import Workload
 
 _STOPS = frozenset({"stop", "manual_check"})
 

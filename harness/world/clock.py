@@ -28,9 +28,9 @@ order against the stock algorithm.
 Two ways out of a run that the loop detects itself:
 
 - every task waits and no timer is pending (and no thread is working): a
-  :class:`~harness.errors.DeadlockError`;
+  :class:`~retrychaos.errors.DeadlockError`;
 - virtual time passes the run's horizon (a controller that sleeps forever):
-  a :class:`~harness.errors.RunAborted`.
+  a :class:`~retrychaos.errors.RunAborted`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from asyncio import base_events, events, format_helpers
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import DeadlockError, RealTimeBlockError, RunAborted
+from ..errors import DeadlockError, RealTimeBlockError, RunAborted
 
 if TYPE_CHECKING:
     import collections

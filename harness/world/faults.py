@@ -1,4 +1,4 @@
-"""Which fault rule, if any, decides one attempt (see :mod:`harness.world.spec`).
+"""Which fault rule, if any, decides one attempt (see :mod:`retrychaos.world.spec`).
 
 Selection is a pure function of the attempt (its server-side number, its start
 time, its arguments) and one RNG. The RNG is drawn from only for a rule whose
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.world.spec import FaultRule, FaultType
+from .spec import FaultRule, FaultType
 
 if TYPE_CHECKING:
     import random

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harness.world.spec import RateLimit
+    from .spec import RateLimit
 
 NS_PER_S = 1_000_000_000
 

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.world.spec import FaultRule, FaultType, RetryAfter
-from harness.world.trace import NS_PER_S, seconds
+from .spec import FaultRule, FaultType, RetryAfter
+from .trace import NS_PER_S, seconds
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -12,10 +12,10 @@ import gc
 import random
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.errors import RealTimeBlockError, RunAborted
-from harness.world.clock import DEFAULT_EPOCH, VirtualClock, VirtualEventLoop
-from harness.world.timepatch import virtual_time
-from harness.world.watchdog import Watchdog, WatchdogInterrupt
+from ..errors import RealTimeBlockError, RunAborted
+from .clock import DEFAULT_EPOCH, VirtualClock, VirtualEventLoop
+from .timepatch import virtual_time
+from .watchdog import Watchdog, WatchdogInterrupt
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Iterator

@@ -3,7 +3,7 @@
 One :class:`SimulatedService` per tool handles every attempt, whichever
 transport carried it, in this order:
 
-1. select the fault rule (:mod:`harness.world.faults`) with the attempt number
+1. select the fault rule (:mod:`retrychaos.world.faults`) with the attempt number
    the request has, or would have if it reached the server;
 2. a connect fault: the server never sees the request; the client gets
    ``httpx.ConnectError`` at once, or ``httpx.ConnectTimeout`` after its
@@ -29,7 +29,7 @@ for reads and side effects alike.
 the attempt's arguments and key, records every event, waits, and returns an
 :data:`Answer`; each transport turns that into what its client sees (the
 direct one builds httpx objects only when the attempt failed, see
-:mod:`harness.world.transport`).
+:mod:`retrychaos.world.transport`).
 """
 
 from __future__ import annotations
@@ -43,21 +43,21 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from harness.world import responses
-from harness.world.faults import select_rule
-from harness.world.idempotency import IdempotencyStore, StoredResult
-from harness.world.ratelimit import TokenBucket
-from harness.world.spec import NEVER_REACHES_SERVER, FaultType
-from harness.world.trace import NS_PER_S, args_digest, digest
+from . import responses
+from .faults import select_rule
+from .idempotency import IdempotencyStore, StoredResult
+from .ratelimit import TokenBucket
+from .spec import NEVER_REACHES_SERVER, FaultType
+from .trace import NS_PER_S, args_digest, digest
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
-    from harness.world.clock import VirtualClock
-    from harness.world.context import CallMeta
-    from harness.world.responses import Reply
-    from harness.world.spec import Contract, FaultRule, RetryAfter, ToolSpec
-    from harness.world.trace import Recorder
+    from .clock import VirtualClock
+    from .context import CallMeta
+    from .responses import Reply
+    from .spec import Contract, FaultRule, RetryAfter, ToolSpec
+    from .trace import Recorder
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 

@@ -3,7 +3,7 @@
 A fleet of 100,000 agents records some 15 million events: kept in memory as
 objects that is about 10 GB. The invariants and the metrics, though, only
 ever relate events of one agent to each other, apart from a few fleet-wide
-counts (see :mod:`harness.invariants.sharded`). So a large run writes each
+counts (see :mod:`retrychaos.invariants.sharded`). So a large run writes each
 event to the shard of its agent (``agent % shards``), in compact binary
 batches on disk, and the judge loads one shard at a time: at most one
 shard's events are in memory at once.
@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from harness.world.trace import TraceEvent, make_event
+from .trace import TraceEvent, make_event
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -1,7 +1,7 @@
 """Value types that describe the simulated world: tools, their faults, the contract.
 
-These are what the scenario file format (``harness.scenario``) is parsed into
-and what the simulated services (``harness.world.service``) execute. They hold
+These are what the scenario file format (``retrychaos.scenario``) is parsed into
+and what the simulated services (``retrychaos.world.service``) execute. They hold
 no behaviour beyond validation of their own invariants.
 
 Fault rule selection, for one request that reached a service:

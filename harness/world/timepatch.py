@@ -32,7 +32,7 @@ import freezegun.api as fz
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from harness.world.clock import VirtualClock, VirtualEventLoop
+    from .clock import VirtualClock, VirtualEventLoop
 
 _UTC_EPOCH = dt.datetime(1970, 1, 1)  # noqa: DTZ001 (freezegun works on naive UTC)
 _real_sleep = time.sleep
@@ -49,7 +49,7 @@ _IGNORE = (
     "threading",
     "queue",
     "Queue",
-    "harness.world.watchdog",
+    "retrychaos.world.watchdog",
 )
 
 

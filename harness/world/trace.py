@@ -51,7 +51,7 @@ import re
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from harness.world.clock import VirtualClock
+from .clock import VirtualClock
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -230,7 +230,7 @@ class Recorder:
             sink: a text stream each event is written to as a JSON line.
             router: with ``keep=False``, gets every event as a positional row
                 (``seq, at, kind, agent, task, call, op, tool, data``): the
-                on-disk shards of a large run (:mod:`harness.world.shards`).
+                on-disk shards of a large run (:mod:`retrychaos.world.shards`).
         """
         self._events: list[TraceEvent] = []
         self._now_ns = now_ns

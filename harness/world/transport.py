@@ -15,7 +15,7 @@
 respx does not apply httpx timeouts, so the router's side effect passes the
 client's read timeout (``request.extensions["timeout"]["read"]``) to the
 service, which enforces it on the virtual clock. The caller's identity comes
-from :data:`~harness.world.context.CURRENT_CALL` on the http path.
+from :data:`~retrychaos.world.context.CURRENT_CALL` on the http path.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import respx
 
-from harness.world.context import CURRENT_CALL
-from harness.world.service import (
+from .context import CURRENT_CALL
+from .service import (
     ANSWERED,
     IDEMPOTENCY_HEADER,
     Pending,
@@ -41,10 +41,10 @@ from harness.world.service import (
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
-    from harness.world.context import CallMeta
-    from harness.world.responses import Reply
-    from harness.world.service import Services, SimulatedService
-    from harness.world.spec import ToolSpec
+    from .context import CallMeta
+    from .responses import Reply
+    from .service import Services, SimulatedService
+    from .spec import ToolSpec
 
 
 def _headers(idempotency_key: str | None) -> dict[str, str]:
@@ -196,7 +196,7 @@ def _request_for(
 def _response_for(
     reply: Reply | ReadOk, retry_after: str | None, request: httpx.Request
 ) -> httpx.Response:
-    """A new response equal to the one :func:`~harness.world.service.to_response` builds."""
+    """A new response equal to the one :func:`~retrychaos.world.service.to_response` builds."""
     cache_key = (reply.status, reply.content_type, reply.body, retry_after)
     model = _RESPONSES.get(cache_key)
     if model is None:
@@ -273,7 +273,7 @@ async def attempt_http(
 ) -> Any:
     """Make one attempt through ``client``: the result, or what httpx raises.
 
-    The caller is identified by :data:`~harness.world.context.CURRENT_CALL`.
+    The caller is identified by :data:`~retrychaos.world.context.CURRENT_CALL`.
     """
     response = await client.request(
         spec.method,

@@ -8,7 +8,7 @@ loop has made progress; when it has not for ``limit_s``, it interrupts the
 blocked code by raising :class:`WatchdogInterrupt` in it. That exception
 derives from ``BaseException`` so that a controller's ``except Exception``
 cannot swallow it; asyncio stores it in the blocked task, and the run reports
-a :class:`~harness.errors.RealTimeBlockError`.
+a :class:`~retrychaos.errors.RealTimeBlockError`.
 
 Signals reach only the main thread; elsewhere the watchdog is inactive (the
 loop's own real waits are bounded anyway).
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from types import FrameType, TracebackType
 
-    from harness.world.clock import VirtualEventLoop
+    from .clock import VirtualEventLoop
 
 _real_monotonic = time.monotonic
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import stamina
 
-from harness.controllers.registry import BUILTINS, resolve
-from harness.runner import CaseResult, run_case
-from harness.scenario import load_scenario
+from retrychaos.controllers.registry import BUILTINS, resolve
+from retrychaos.runner import CaseResult, run_case
+from retrychaos.scenario import load_scenario
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 ADAPTERS = (

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from harness import matrix
-from harness.runner import CaseResult
-from harness.scenario import load_scenario
+from retrychaos import matrix
+from retrychaos.runner import CaseResult
+from retrychaos.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "compatibility.md"
@@ -38,10 +38,10 @@ def test_committed_matrix_matches_a_fresh_run():
         matrix.load_library(matrix.shipped_scenarios()), seeds, jobs=matrix.DEFAULT_JOBS
     )
     fresh = matrix.render(computed, DOC.parent)
-    assert committed == fresh, "docs/compatibility.md is stale: run `python -m harness.matrix`"
+    assert committed == fresh, "docs/compatibility.md is stale: run `python -m retrychaos.matrix`"
     readme = matrix.extract_block((ROOT / "README.md").read_text(encoding="utf-8"))
     assert readme == matrix.render(computed, ROOT), (
-        "README.md's matrix is stale: run `python -m harness.matrix --readme README.md`"
+        "README.md's matrix is stale: run `python -m retrychaos.matrix --readme README.md`"
     )
 
 
@@ -75,7 +75,7 @@ def test_block_replacement_keeps_the_prose_around_it():
 
 
 def test_command_writes_then_checks_a_file(tmp_path):
-    """`python -m harness.matrix` fills a new file, and --check then finds it current."""
+    """`python -m retrychaos.matrix` fills a new file, and --check then finds it current."""
     library = tmp_path / "library" / "transient"
     library.mkdir(parents=True)
     shutil.copy(SCENARIOS / "read-503-twice.yaml", library)

@@ -10,13 +10,13 @@ from typing import Any
 import httpx
 import pytest
 
-from harness.world import responses
-from harness.world.context import CURRENT_CALL, CallMeta
-from harness.world.runtime import run_virtual
-from harness.world.service import ReadOk, Services, flat_key
-from harness.world.spec import Contract, FaultRule, FaultType, RetryAfter, ToolSpec
-from harness.world.trace import Recorder, args_digest, dumps
-from harness.world.transport import (
+from retrychaos.world import responses
+from retrychaos.world.context import CURRENT_CALL, CallMeta
+from retrychaos.world.runtime import run_virtual
+from retrychaos.world.service import ReadOk, Services, flat_key
+from retrychaos.world.spec import Contract, FaultRule, FaultType, RetryAfter, ToolSpec
+from retrychaos.world.trace import Recorder, args_digest, dumps
+from retrychaos.world.transport import (
     _request_for,
     _response_for,
     _status_message,
@@ -213,7 +213,7 @@ def test_odd_arguments_give_the_same_trace_and_objects_on_both_transports() -> N
 
 def test_the_digest_memory_gives_the_digest() -> None:
     """Remembered digests are the digests."""
-    from harness.world.service import cached_args_digest  # noqa: PLC0415
+    from retrychaos.world.service import cached_args_digest  # noqa: PLC0415
 
     for args in ODD_ARGS:
         assert cached_args_digest(args) == args_digest(args)

@@ -17,7 +17,7 @@ def run(report: Path, jobs: int) -> subprocess.CompletedProcess[str]:
         [
             sys.executable,
             "-m",
-            "harness.cli",
+            "retrychaos.cli",
             "run",
             str(SCENARIOS),
             "--controller",

@@ -16,8 +16,8 @@ import math
 import random
 from typing import Any
 
-from harness.world import clock as clock_module
-from harness.world.clock import NS_PER_S, VirtualClock, VirtualEventLoop
+from retrychaos.world import clock as clock_module
+from retrychaos.world.clock import NS_PER_S, VirtualClock, VirtualEventLoop
 
 
 class StockLoop(VirtualEventLoop):

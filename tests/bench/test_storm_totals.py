@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.controllers.registry import resolve
-from harness.runner import simulate
-from harness.scenario import load_paths
+from retrychaos.controllers.registry import resolve
+from retrychaos.runner import simulate
+from retrychaos.scenario import load_paths
 
 STORM = Path(__file__).resolve().parents[2] / "benchmarks" / "storm.yaml"
 REFERENCE = {  # seed: (attempts, successes, giveups), 1,000 agents x 20 tasks

@@ -8,13 +8,13 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.controllers.registry import resolve
-from harness.runner import LARGE_RUN_CALLS, parts_for, run_case, simulate, trace_mode
-from harness.scenario import load_paths
-from harness.world.trace import dumps
+from retrychaos.controllers.registry import resolve
+from retrychaos.runner import LARGE_RUN_CALLS, parts_for, run_case, simulate, trace_mode
+from retrychaos.scenario import load_paths
+from retrychaos.world.trace import dumps
 
 if TYPE_CHECKING:
-    from harness.world.spec import Scenario
+    from retrychaos.world.spec import Scenario
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 

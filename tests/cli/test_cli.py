@@ -80,7 +80,7 @@ def retrychaos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run the real command with the user's controller module importable."""
     env = dict(os.environ, PYTHONPATH=str(cwd), NO_COLOR="1", COLUMNS="200")
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "retrychaos.cli", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness import trace_modes
-from harness.cli import app
+from retrychaos import trace_modes
+from retrychaos.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 FLEET = ROOT / "scenarios" / "fleet" / "herd-fails-together.yaml"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from controller import CallContext
+from retrychaos.controller import CallContext
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

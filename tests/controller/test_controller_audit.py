@@ -7,7 +7,7 @@ import httpx
 import pytest
 from controller_fakes import ScriptedTool, ctx, status_error, transport_error
 
-from controller import (
+from retrychaos.controller import (
     AUDIT_FIELDS,
     CallableAuditSink,
     JsonLinesAuditSink,
@@ -17,7 +17,7 @@ from controller import (
     key_digest,
     redact,
 )
-from controller.audit import audit_record
+from retrychaos.controller.audit import audit_record
 
 KEY = "op-7f3a9c-create-ticket-for-alice"
 SECRETS = [
@@ -168,6 +168,6 @@ def test_the_controller_writes_the_fields_the_harness_requires():
     (with fields of its own, such as ``event``); if the list lost a required
     field, every record it writes would be judged incomplete.
     """
-    from harness.contract import AUDIT_FIELDS as REQUIRED  # noqa: PLC0415
+    from retrychaos.contract import AUDIT_FIELDS as REQUIRED  # noqa: PLC0415
 
     assert set(REQUIRED) <= set(AUDIT_FIELDS), set(REQUIRED) - set(AUDIT_FIELDS)

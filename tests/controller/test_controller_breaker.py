@@ -3,7 +3,7 @@ import random
 
 from controller_fakes import FakeClock, ScriptedTool, ctx, status_error
 
-from controller import (
+from retrychaos.controller import (
     BreakerConfig,
     BreakerState,
     CircuitBreaker,

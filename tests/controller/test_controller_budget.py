@@ -6,7 +6,7 @@ import httpx
 import pytest
 from controller_fakes import FakeClock, ScriptedTool, ctx, status_error, transport_error
 
-from controller import (
+from retrychaos.controller import (
     AsyncBudgetTransport,
     BudgetExhausted,
     MemoryAuditSink,

@@ -14,7 +14,7 @@ from controller_fakes import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller import (
+from retrychaos.controller import (
     BreakerConfig,
     BudgetExhausted,
     ReferenceController,

@@ -2,7 +2,7 @@ import httpx
 import pytest
 from controller_fakes import WALL_EPOCH, argument_error, status_error, transport_error
 
-from controller import Classifier, FailureKind, ToolSemantics
+from retrychaos.controller import Classifier, FailureKind, ToolSemantics
 
 READ = ToolSemantics(side_effect=False)
 SAFE_WRITE = ToolSemantics(side_effect=True, idempotency_key="k", idempotency_supported=True)

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller import (
+from retrychaos.controller import (
     BudgetState,
     Failure,
     FailureKind,
@@ -13,7 +13,7 @@ from controller import (
     Verdict,
     decide,
 )
-from controller.decision import Prior, Standing, readmit, standing
+from retrychaos.controller.decision import Prior, Standing, readmit, standing
 
 READ = ToolSemantics(side_effect=False)
 SAFE_WRITE = ToolSemantics(side_effect=True, idempotency_key="k", idempotency_supported=True)

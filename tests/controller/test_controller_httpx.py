@@ -5,7 +5,7 @@ import httpx
 import pytest
 from controller_fakes import FakeClock, ctx
 
-from controller import (
+from retrychaos.controller import (
     BudgetExhausted,
     BudgetTransport,
     ReferenceController,

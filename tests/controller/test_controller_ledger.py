@@ -8,7 +8,7 @@ import httpx
 import pytest
 from controller_fakes import ScriptedTool, argument_error, ctx, transport_error
 
-from controller import (
+from retrychaos.controller import (
     IdempotencyConflict,
     IdempotencyLedger,
     LedgerError,
@@ -19,7 +19,7 @@ from controller import (
     key_digest,
     operation_key,
 )
-from controller.ledger import LedgerStatus
+from retrychaos.controller.ledger import LedgerStatus
 
 WRITE = {"side_effect": True, "idempotency_key": "op-1", "idempotency_supported": True}
 

@@ -3,7 +3,7 @@ import random
 
 from controller_fakes import ScriptedTool, argument_error, ctx, status_error
 
-from controller import Metrics, ReferenceController, RetryPolicy, Verdict
+from retrychaos.controller import Metrics, ReferenceController, RetryPolicy, Verdict
 
 
 def test_empty_snapshot_has_zero_rates():

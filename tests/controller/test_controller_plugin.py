@@ -4,8 +4,18 @@ from types import SimpleNamespace
 import httpx
 from controller_fakes import FakeClock, FakeSyncClock, ScriptedTool, status_error, transport_error
 
-from controller import AUDIT_FIELDS, ReferenceController, SyncReferenceController, key_digest
-from controller.plugin import EnvSyncClock, policy_from_contract, reference, reference_sync
+from retrychaos.controller import (
+    AUDIT_FIELDS,
+    ReferenceController,
+    SyncReferenceController,
+    key_digest,
+)
+from retrychaos.controller.plugin import (
+    EnvSyncClock,
+    policy_from_contract,
+    reference,
+    reference_sync,
+)
 
 
 def make_env(clock=None, **contract):
@@ -122,7 +132,7 @@ def test_reference_sync_uses_sleep_sync_when_offered():
 def test_env_sync_clock_falls_back_to_the_system_sleep(monkeypatch):
     """Without sleep_sync the adapter uses the system clock's sleep (virtual in a run)."""
     calls = []
-    monkeypatch.setattr("controller.clock.time.sleep", calls.append)
+    monkeypatch.setattr("retrychaos.controller.clock.time.sleep", calls.append)
     adapter = EnvSyncClock(FakeSyncClock(start=3.0))
     adapter.sleep(0.5)
     assert calls == [0.5]

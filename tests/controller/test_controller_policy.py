@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller import (
+from retrychaos.controller import (
     BreakerConfig,
     ConfigurationError,
     ControllerError,

@@ -12,14 +12,14 @@ from controller_fakes import (
     transport_error,
 )
 
-from controller import (
+from retrychaos.controller import (
     CallContext,
     MemoryAuditSink,
     ReferenceController,
     RetryPolicy,
     SyncReferenceController,
 )
-from controller.plugin import policy_from_contract, reference
+from retrychaos.controller.plugin import policy_from_contract, reference
 
 NO_JITTER = RetryPolicy(jitter_ratio=0.0)
 

@@ -3,7 +3,7 @@ import math
 import pytest
 from controller_fakes import WALL_EPOCH
 
-from controller import parse_retry_after
+from retrychaos.controller import parse_retry_after
 
 # WALL_EPOCH = 1_790_000_000 is Mon, 21 Sep 2026 14:13:20 GMT
 

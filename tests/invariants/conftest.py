@@ -1,7 +1,7 @@
 """Fixtures for the invariants' tests: a trace builder and a scenario factory.
 
 Every trace a test builds is also judged in parts (as a large run is, see
-:mod:`harness.invariants.sharded`) against every scenario the test made, with
+:mod:`retrychaos.invariants.sharded`) against every scenario the test made, with
 every invariant: the verdict must be the whole trace's, whatever the split.
 """
 
@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.invariants.testing import TraceBuilder, assert_parts_agree
-from harness.world.spec import Contract, Scenario, ToolSpec, World
+from retrychaos.invariants.testing import TraceBuilder, assert_parts_agree
+from retrychaos.world.spec import Contract, Scenario, ToolSpec, World
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

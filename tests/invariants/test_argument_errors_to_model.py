@@ -1,4 +1,4 @@
-from harness.invariants.argument_errors_to_model import INVARIANT
+from retrychaos.invariants.argument_errors_to_model import INVARIANT
 
 
 def messages(trace, scenario):

@@ -1,4 +1,4 @@
-from harness.invariants.audit_complete_and_redacted import INVARIANT
+from retrychaos.invariants.audit_complete_and_redacted import INVARIANT
 
 
 def messages(trace, scenario):

@@ -1,4 +1,4 @@
-from harness.invariants.backoff_bounded_and_jittered import INVARIANT
+from retrychaos.invariants.backoff_bounded_and_jittered import INVARIANT
 
 
 def messages(trace, scenario):

@@ -1,7 +1,7 @@
 import pytest
 
-from harness.invariants.breaker_sheds_load import INVARIANT, outages
-from harness.world.spec import FaultRule, FaultType, ToolSpec, Workload
+from retrychaos.invariants.breaker_sheds_load import INVARIANT, outages
+from retrychaos.world.spec import FaultRule, FaultType, ToolSpec, Workload
 
 OUTAGE = FaultRule(fault=FaultType.STATUS, status=503, window=(60.0, 120.0))
 FLEET = Workload(agents=20)

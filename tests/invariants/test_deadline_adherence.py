@@ -1,4 +1,4 @@
-from harness.invariants.deadline_adherence import INVARIANT
+from retrychaos.invariants.deadline_adherence import INVARIANT
 
 
 def messages(trace, scenario):

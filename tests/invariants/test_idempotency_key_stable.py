@@ -1,5 +1,5 @@
-from harness.invariants.idempotency_key_stable import INVARIANT
-from harness.world.spec import ToolSpec
+from retrychaos.invariants.idempotency_key_stable import INVARIANT
+from retrychaos.world.spec import ToolSpec
 
 TICKETS = ToolSpec(name="create_ticket", side_effect=True, idempotency=True)
 

@@ -1,5 +1,5 @@
-from harness.invariants.base import fmt_t, nth, plural
-from harness.invariants.index import build, index_of
+from retrychaos.invariants.base import fmt_t, nth, plural
+from retrychaos.invariants.index import build, index_of
 
 
 def test_responses_pair_by_server_attempt_number(trace):

@@ -1,5 +1,5 @@
-from harness.invariants.no_duplicate_side_effects import INVARIANT
-from harness.world.spec import ToolSpec
+from retrychaos.invariants.no_duplicate_side_effects import INVARIANT
+from retrychaos.world.spec import ToolSpec
 
 TICKETS = ToolSpec(name="create_ticket", side_effect=True, idempotency=True)
 

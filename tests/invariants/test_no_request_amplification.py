@@ -1,5 +1,5 @@
-from harness.invariants.no_request_amplification import INVARIANT
-from harness.world.spec import Contract
+from retrychaos.invariants.no_request_amplification import INVARIANT
+from retrychaos.world.spec import Contract
 
 
 def messages(trace, scenario):

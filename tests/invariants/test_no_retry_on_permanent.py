@@ -1,6 +1,6 @@
 import pytest
 
-from harness.invariants.no_retry_on_permanent import INVARIANT
+from retrychaos.invariants.no_retry_on_permanent import INVARIANT
 
 
 def messages(trace, scenario):

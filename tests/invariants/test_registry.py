@@ -1,9 +1,9 @@
 import pytest
 
-from harness.errors import HarnessInputError
-from harness.invariants import ALL, BY_ID, Violation, check_all, selected
-from harness.scenario import INVARIANT_IDS
-from harness.world.spec import FaultRule, FaultType, RetryAfter, ToolSpec, Workload
+from retrychaos.errors import HarnessInputError
+from retrychaos.invariants import ALL, BY_ID, Violation, check_all, selected
+from retrychaos.scenario import INVARIANT_IDS
+from retrychaos.world.spec import FaultRule, FaultType, RetryAfter, ToolSpec, Workload
 
 # The catalogue's ids and order, pinned literally in tests/scenario/test_schema.py.
 CATALOGUE = list(INVARIANT_IDS)

@@ -1,5 +1,5 @@
-from harness.invariants.retry_after_respected import INVARIANT
-from harness.world.spec import FaultRule, FaultType, RateLimit, RetryAfter, ToolSpec
+from retrychaos.invariants.retry_after_respected import INVARIANT
+from retrychaos.world.spec import FaultRule, FaultType, RateLimit, RetryAfter, ToolSpec
 
 LIMITED = ToolSpec(
     name="search",

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.controllers.registry import resolve
-from harness.invariants.registry import BY_ID
-from harness.invariants.sharded import judge_for, judge_in_parts
-from harness.invariants.testing import write_parts
-from harness.runner import judge, run_case, simulate
-from harness.testing import scenarios
-from harness.testing.profiles import profile_settings
-from harness.world.spec import ToolSpec
+from retrychaos.controllers.registry import resolve
+from retrychaos.invariants.registry import BY_ID
+from retrychaos.invariants.sharded import judge_for, judge_in_parts
+from retrychaos.invariants.testing import write_parts
+from retrychaos.runner import judge, run_case, simulate
+from retrychaos.testing import scenarios
+from retrychaos.testing.profiles import profile_settings
+from retrychaos.world.spec import ToolSpec
 
 PROFILE = profile_settings()
 

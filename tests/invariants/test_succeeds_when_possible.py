@@ -1,7 +1,7 @@
 import pytest
 
-from harness.invariants.succeeds_when_possible import INVARIANT
-from harness.world.spec import (
+from retrychaos.invariants.succeeds_when_possible import INVARIANT
+from retrychaos.world.spec import (
     Expectations,
     FaultRule,
     FaultType,

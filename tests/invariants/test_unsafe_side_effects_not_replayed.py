@@ -1,5 +1,5 @@
-from harness.invariants.unsafe_side_effects_not_replayed import INVARIANT
-from harness.world.spec import ToolSpec
+from retrychaos.invariants.unsafe_side_effects_not_replayed import INVARIANT
+from retrychaos.world.spec import ToolSpec
 
 DEDUP = ToolSpec(name="create_ticket", side_effect=True, idempotency=True)
 NO_DEDUP = ToolSpec(name="create_ticket", side_effect=True, idempotency=False)

@@ -1,7 +1,7 @@
 """Hypothesis profiles for the property tests: ``dev``, ``ci`` and ``nightly``.
 
 Chosen by ``RETRYCHAOS_HYPOTHESIS_PROFILE`` (default ``ci`` when ``CI`` is set,
-else ``dev``); see ``harness.testing.profiles``. The tests here decorate
+else ``dev``); see ``retrychaos.testing.profiles``. The tests here decorate
 themselves with the chosen profile, so the settings of other Hypothesis tests
 in the session stay as they are.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.testing.profiles import profile_name, register_profiles
+from retrychaos.testing.profiles import profile_name, register_profiles
 
 register_profiles()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.plugin import reference
+from retrychaos.controller.plugin import reference
 
 
 class KeyDropped:

@@ -14,14 +14,14 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from controller.breaker import (
+from retrychaos.controller.breaker import (
     BreakerConfig,
     BreakerState,
     BreakerTransition,
     CircuitBreaker,
     Permit,
 )
-from harness.testing.profiles import profile_settings
+from retrychaos.testing.profiles import profile_settings
 
 CLOSED, OPEN, HALF_OPEN = BreakerState.CLOSED, BreakerState.OPEN, BreakerState.HALF_OPEN
 

@@ -12,12 +12,12 @@ from pathlib import Path
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from harness import fuzz
-from harness.cli import app
-from harness.controllers.registry import resolve
-from harness.runner import run_case
-from harness.scenario import load_scenario
-from harness.testing import SAFETY_INVARIANTS, scenarios
+from retrychaos import fuzz
+from retrychaos.cli import app
+from retrychaos.controllers.registry import resolve
+from retrychaos.runner import run_case
+from retrychaos.scenario import load_scenario
+from retrychaos.testing import SAFETY_INVARIANTS, scenarios
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -17,9 +17,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from controller.errors import IdempotencyConflict
-from controller.ledger import IdempotencyLedger, LedgerStatus, SqliteLedgerStore
-from harness.testing.profiles import profile_settings
+from retrychaos.controller.errors import IdempotencyConflict
+from retrychaos.controller.ledger import IdempotencyLedger, LedgerStatus, SqliteLedgerStore
+from retrychaos.testing.profiles import profile_settings
 
 keys = st.sampled_from(("op-1", "op-2", "op-3"))
 fingerprints = st.sampled_from(("fp-a", "fp-b"))

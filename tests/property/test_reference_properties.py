@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from harness.controllers.registry import resolve
-from harness.scenario import dump_scenario
-from harness.testing import SAFETY_INVARIANTS, recoverable_scenarios, scenarios
-from harness.testing.checks import check_case
-from harness.testing.profiles import profile_settings
+from retrychaos.controllers.registry import resolve
+from retrychaos.scenario import dump_scenario
+from retrychaos.testing import SAFETY_INVARIANTS, recoverable_scenarios, scenarios
+from retrychaos.testing.checks import check_case
+from retrychaos.testing.profiles import profile_settings
 
 REFERENCE = resolve("reference")
 PROFILE = profile_settings()

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
-from harness.controllers.registry import resolve
-from harness.runner import run_case
-from harness.scenario import dump_scenario, scenario_from_dict, scenario_from_yaml
-from harness.testing import (
+from retrychaos.controllers.registry import resolve
+from retrychaos.runner import run_case
+from retrychaos.scenario import dump_scenario, scenario_from_dict, scenario_from_yaml
+from retrychaos.testing import (
     FAULT_TYPES,
     SELECTIONS,
     fault_rules,
@@ -20,8 +20,8 @@ from harness.testing import (
     tools,
     workloads,
 )
-from harness.testing.profiles import profile_settings
-from harness.world.spec import ToolSpec
+from retrychaos.testing.profiles import profile_settings
+from retrychaos.world.spec import ToolSpec
 
 PROFILE = profile_settings()
 # The first example found will do: these searches only show that something can be drawn.

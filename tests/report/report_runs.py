@@ -6,17 +6,17 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.controllers.registry import resolve
-from harness.report import write_reports
-from harness.runner import run_case
-from harness.scenario import scenario_from_yaml
-from harness.world.trace import load
+from retrychaos.controllers.registry import resolve
+from retrychaos.report import write_reports
+from retrychaos.runner import run_case
+from retrychaos.scenario import scenario_from_yaml
+from retrychaos.world.trace import load
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from harness.runner import CaseResult
-    from harness.world.trace import TraceEvent
+    from retrychaos.runner import CaseResult
+    from retrychaos.world.trace import TraceEvent
 
 TINY = """\
 name: tiny-report

@@ -19,7 +19,7 @@ def retrychaos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run the real command."""
     env = dict(os.environ, NO_COLOR="1", COLUMNS="400")
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "retrychaos.cli", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from report_dom import Node, parse
 
-from harness.report.html import MAX_TIMELINES, render_html
-from harness.report.outcomes import category_of
+from retrychaos.report.html import MAX_TIMELINES, render_html
+from retrychaos.report.outcomes import category_of
 
 if TYPE_CHECKING:
     from report_runs import RunDir

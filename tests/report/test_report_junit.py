@@ -9,7 +9,7 @@ from xml.etree import ElementTree as ET
 
 from report_xsd import read_schema, validate
 
-from harness.report.junit import render_junit
+from retrychaos.report.junit import render_junit
 
 if TYPE_CHECKING:
     from report_runs import RunDir

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.report import ReportInputError, load_results
-from harness.world.trace import load
+from retrychaos.report import ReportInputError, load_results
+from retrychaos.world.trace import load
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from harness.invariants.testing import TraceBuilder
-from harness.report.draw import draw_timeline
-from harness.report.timeline import MAX_MARKS, build_timeline
+from retrychaos.invariants.testing import TraceBuilder
+from retrychaos.report.draw import draw_timeline
+from retrychaos.report.timeline import MAX_MARKS, build_timeline
 
 
 def _story() -> TraceBuilder:

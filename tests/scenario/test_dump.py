@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.scenario import (
+from retrychaos.scenario import (
     INVARIANT_IDS,
     ScenarioError,
     dump_scenario,
@@ -19,7 +19,7 @@ from harness.scenario import (
     scenario_from_yaml,
     write_scenario,
 )
-from harness.world.spec import FaultRule, FaultType
+from retrychaos.world.spec import FaultRule, FaultType
 
 if TYPE_CHECKING:
     from pathlib import Path

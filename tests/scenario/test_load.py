@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.scenario import ScenarioError, load_paths, load_scenario, scenario_from_yaml
-from harness.world.spec import FaultType, ModelPolicy
+from retrychaos.scenario import ScenarioError, load_paths, load_scenario, scenario_from_yaml
+from retrychaos.world.spec import FaultType, ModelPolicy
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from harness.errors import HarnessInputError
-from harness.scenario import MISSING, ScenarioError, scenario_from_dict
+from retrychaos.errors import HarnessInputError
+from retrychaos.scenario import MISSING, ScenarioError, scenario_from_dict
 
 MINIMAL: dict[str, Any] = {
     "name": "minimal",

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
-from harness.scenario import INVARIANT_DEFINITIONS, INVARIANT_IDS, json_schema
-from harness.scenario._fields import Expect
-from harness.scenario.faults import FAULT_MODELS, RetryAfterModel
-from harness.scenario.schema import (
+from retrychaos.scenario import INVARIANT_DEFINITIONS, INVARIANT_IDS, json_schema
+from retrychaos.scenario._fields import Expect
+from retrychaos.scenario.faults import FAULT_MODELS, RetryAfterModel
+from retrychaos.scenario.schema import (
     CallModel,
     ContractModel,
     ExpectModel,
@@ -18,7 +18,7 @@ from harness.scenario.schema import (
     ToolModel,
     WorkloadModel,
 )
-from harness.world.spec import FaultType
+from retrychaos.world.spec import FaultType
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

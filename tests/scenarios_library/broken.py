@@ -1,7 +1,7 @@
 """A small controller that follows the rules, and variants that each break exactly one.
 
 :class:`RuleFollower` is a compact, readable retry controller written against the
-plug-in contract alone (``harness.contract``): it classifies each failure,
+plug-in contract alone (``retrychaos.contract``): it classifies each failure,
 keeps one budget per task shared by every layer (controller retries, the
 model's re-plans, an SDK's retries through ``gate``), backs off with capped,
 jittered delays drawn from ``random.Random(env.seed)``, honours Retry-After
@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from harness.contract import AUDIT_FIELDS
+from retrychaos.contract import AUDIT_FIELDS
 
 TRANSIENT = "transient"
 ARGUMENT = "argument"

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.scenario import load_paths
+from retrychaos.scenario import load_paths
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

@@ -19,15 +19,15 @@ from suites_list import (
     shipped_files,
 )
 
-from harness.controllers.registry import ControllerRef
-from harness.invariants.registry import BY_ID
-from harness.runner import run_case
-from harness.scenario import load_paths
-from harness.suite import execute, plan
+from retrychaos.controllers.registry import ControllerRef
+from retrychaos.invariants.registry import BY_ID
+from retrychaos.runner import run_case
+from retrychaos.scenario import load_paths
+from retrychaos.suite import execute, plan
 
 if TYPE_CHECKING:
-    from harness.runner import CaseResult
-    from harness.world.spec import Scenario
+    from retrychaos.runner import CaseResult
+    from retrychaos.world.spec import Scenario
 
 LIBRARY_SEEDS = range(1, 21)
 BROKEN_SEEDS = (1, 2)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.controllers.registry import ControllerRef
-from harness.runner import run_case
-from harness.scenario import scenario_from_dict
+from retrychaos.controllers.registry import ControllerRef
+from retrychaos.runner import run_case
+from retrychaos.scenario import scenario_from_dict
 
 SCENARIO = scenario_from_dict(
     {
@@ -59,7 +59,7 @@ def test_a_raising_task_done_is_recorded_and_the_run_goes_on() -> None:
 
 def test_the_reference_controller_forgets_finished_tasks() -> None:
     """The reference controller drops a task's budget and memory when told it is done."""
-    from controller.plugin import reference  # noqa: PLC0415
+    from retrychaos.controller.plugin import reference  # noqa: PLC0415
 
     holder: dict[str, Any] = {}
 

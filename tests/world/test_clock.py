@@ -12,10 +12,10 @@ import pytest
 import stamina
 import tenacity
 
-from harness.errors import DeadlockError, RealTimeBlockError, RunAborted
-from harness.world.clock import VirtualClock
-from harness.world.runtime import run_virtual
-from harness.world.timepatch import real_sleep
+from retrychaos.errors import DeadlockError, RealTimeBlockError, RunAborted
+from retrychaos.world.clock import VirtualClock
+from retrychaos.world.runtime import run_virtual
+from retrychaos.world.timepatch import real_sleep
 
 
 class Boom(Exception):

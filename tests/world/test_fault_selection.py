@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from world_fakes import attempt, meta, of_kind, world
 
-from harness.world.faults import select_rule
-from harness.world.runtime import run_virtual
-from harness.world.spec import FaultRule, FaultType, ToolSpec
+from retrychaos.world.faults import select_rule
+from retrychaos.world.runtime import run_virtual
+from retrychaos.world.spec import FaultRule, FaultType, ToolSpec
 
 if TYPE_CHECKING:
-    from harness.world.clock import VirtualClock
-    from harness.world.context import CallMeta
+    from retrychaos.world.clock import VirtualClock
+    from retrychaos.world.context import CallMeta
 
 F = FaultType
 

@@ -11,13 +11,13 @@ import httpx
 import pytest
 from world_fakes import attempt, meta, of_kind, world
 
-from harness.world.runtime import run_virtual
-from harness.world.spec import FaultRule, FaultType, RetryAfter, ToolSpec
-from harness.world.trace import args_digest, digest
+from retrychaos.world.runtime import run_virtual
+from retrychaos.world.spec import FaultRule, FaultType, RetryAfter, ToolSpec
+from retrychaos.world.trace import args_digest, digest
 
 if TYPE_CHECKING:
-    from harness.world.clock import VirtualClock
-    from harness.world.trace import TraceEvent
+    from retrychaos.world.clock import VirtualClock
+    from retrychaos.world.trace import TraceEvent
 
 F = FaultType
 

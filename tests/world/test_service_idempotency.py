@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from world_fakes import attempt, meta, of_kind, world
 
-from harness.world.runtime import run_virtual
-from harness.world.spec import FaultRule, FaultType, ToolSpec
-from harness.world.trace import digest
+from retrychaos.world.runtime import run_virtual
+from retrychaos.world.spec import FaultRule, FaultType, ToolSpec
+from retrychaos.world.trace import digest
 
 if TYPE_CHECKING:
-    from harness.world.clock import VirtualClock
-    from harness.world.trace import TraceEvent
+    from retrychaos.world.clock import VirtualClock
+    from retrychaos.world.trace import TraceEvent
 
 F = FaultType
 

@@ -9,12 +9,12 @@ import httpx
 import pytest
 from world_fakes import attempt, meta, of_kind, world
 
-from harness.world.ratelimit import TokenBucket
-from harness.world.runtime import run_virtual
-from harness.world.spec import RateLimit, ToolSpec
+from retrychaos.world.ratelimit import TokenBucket
+from retrychaos.world.runtime import run_virtual
+from retrychaos.world.spec import RateLimit, ToolSpec
 
 if TYPE_CHECKING:
-    from harness.world.clock import VirtualClock
+    from retrychaos.world.clock import VirtualClock
 
 
 def limited(rate_per_s: float = 1.0, burst: int = 2) -> ToolSpec:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.world.shards import BATCH, ShardWriter
-from harness.world.trace import TraceEvent
+from retrychaos.world.shards import BATCH, ShardWriter
+from retrychaos.world.trace import TraceEvent
 
 
 def row(seq, agent, data=None):

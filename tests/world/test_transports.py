@@ -11,16 +11,16 @@ import pytest
 import respx
 from world_fakes import meta, of_kind, world
 
-from harness.errors import RunAborted
-from harness.world.context import CURRENT_CALL, CallMeta
-from harness.world.runtime import run_virtual
-from harness.world.spec import FaultRule, FaultType, RateLimit, RetryAfter, ToolSpec
-from harness.world.trace import OUTCOMES, dumps
-from harness.world.transport import attempt_direct, attempt_http, build_router, http_client
+from retrychaos.errors import RunAborted
+from retrychaos.world.context import CURRENT_CALL, CallMeta
+from retrychaos.world.runtime import run_virtual
+from retrychaos.world.spec import FaultRule, FaultType, RateLimit, RetryAfter, ToolSpec
+from retrychaos.world.trace import OUTCOMES, dumps
+from retrychaos.world.transport import attempt_direct, attempt_http, build_router, http_client
 
 if TYPE_CHECKING:
-    from harness.world.clock import VirtualClock
-    from harness.world.service import Services
+    from retrychaos.world.clock import VirtualClock
+    from retrychaos.world.service import Services
 
 F = FaultType
 TIMEOUT_S = 1.0

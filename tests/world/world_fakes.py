@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from harness.world.context import CallMeta
-from harness.world.service import Services
-from harness.world.spec import Contract, ToolSpec
-from harness.world.trace import Recorder, TraceEvent
-from harness.world.transport import attempt_direct
+from retrychaos.world.context import CallMeta
+from retrychaos.world.service import Services
+from retrychaos.world.spec import Contract, ToolSpec
+from retrychaos.world.trace import Recorder, TraceEvent
+from retrychaos.world.transport import attempt_direct
 
 if TYPE_CHECKING:
-    from harness.world.clock import VirtualClock
+    from retrychaos.world.clock import VirtualClock
 
 
 def world(clock: VirtualClock, *specs: ToolSpec) -> tuple[Recorder, Services]:

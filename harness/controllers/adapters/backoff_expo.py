@@ -25,7 +25,7 @@ from typing import Any
 import backoff
 import httpx
 
-from harness.controllers.adapters._tooling import give_up, is_transient, remaining_s
+from ._tooling import give_up, is_transient, remaining_s
 
 
 def _permanent(exc: Exception) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 from httpx_retries import RetryTransport
 
-from harness.controllers.adapters._network import network_transport, send_kwargs
+from ._network import network_transport, send_kwargs
 
 
 class HttpxRetriesDefault:

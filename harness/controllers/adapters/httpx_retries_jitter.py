@@ -24,8 +24,8 @@ from typing import Any
 import httpx
 from httpx_retries import Retry, RetryTransport
 
-from harness.controllers.adapters._network import network_transport, send_kwargs
-from harness.controllers.adapters._tooling import give_up
+from ._network import network_transport, send_kwargs
+from ._tooling import give_up
 
 
 class HttpxRetriesJitter:

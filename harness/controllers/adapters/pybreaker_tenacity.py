@@ -38,7 +38,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from harness.controllers.adapters._tooling import give_up, is_transient, remaining_s
+from ._tooling import give_up, is_transient, remaining_s
 
 FAIL_MAX = 5
 RESET_TIMEOUT_S = 10.0

@@ -26,7 +26,7 @@ from typing import Any
 
 import stamina
 
-from harness.controllers.adapters._tooling import (
+from ._tooling import (
     give_up,
     is_transient,
     remaining_s,

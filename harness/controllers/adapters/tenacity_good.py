@@ -14,7 +14,7 @@ most the contract's attempts per call, and no new try once the task's
 remaining time is spent; only transient errors retried (timeouts, network
 errors, 408/429/502/503/504). The agent's idempotency key goes with every
 try. When tenacity gives up, the last error becomes a seed-style decision
-(:func:`~harness.controllers.adapters._tooling.give_up`).
+(:func:`~retrychaos.controllers.adapters._tooling.give_up`).
 
 What it does not do, because tenacity cannot: ``stop_after_delay`` is judged
 after an attempt fails, before the sleep, so the last sleep may carry the
@@ -35,7 +35,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from harness.controllers.adapters._tooling import give_up, is_transient, remaining_s
+from ._tooling import give_up, is_transient, remaining_s
 
 
 class TenacityGood:

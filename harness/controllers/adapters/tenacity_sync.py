@@ -18,7 +18,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from harness.controllers.adapters._tooling import give_up, is_transient, remaining_s
+from ._tooling import give_up, is_transient, remaining_s
 
 
 class TenacitySync:
