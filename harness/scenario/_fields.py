@@ -19,7 +19,43 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["RULE_ERROR", "Expect", "FileModel", "Issue", "fail", "fail_at"]
+__all__ = [
+    "MAX_ATTEMPTS",
+    "MAX_ATTEMPT_NUMBER",
+    "MAX_LAYER_RETRIES",
+    "MAX_RATE",
+    "MAX_SECONDS",
+    "MAX_SEED",
+    "MAX_TASKS_PER_AGENT",
+    "MIN_RATE",
+    "RULE_ERROR",
+    "Expect",
+    "FileModel",
+    "Issue",
+    "fail",
+    "fail_at",
+]
+
+# Bounds of the file format's numbers. Each is far past anything a useful
+# scenario needs and well inside what the world can simulate: a time beyond a
+# day of virtual time, or counts that multiply into millions of attempts,
+# would only make a run overflow or never end.
+MAX_SECONDS: Final = 86_400.0
+"""Longest duration, delay, window edge or deadline: one day of virtual time."""
+MAX_ATTEMPTS: Final = 1_000
+"""Largest attempt budget of the contract."""
+MAX_ATTEMPT_NUMBER: Final = 10_000
+"""Largest attempt number a fault rule may name."""
+MAX_TASKS_PER_AGENT: Final = 10_000
+"""Most tasks one agent runs."""
+MAX_LAYER_RETRIES: Final = 100
+"""Most re-plans, fixes or SDK-layer retries the workload may ask for."""
+MIN_RATE: Final = 0.001
+"""Slowest server-side rate limit, in requests per second."""
+MAX_RATE: Final = 1_000_000.0
+"""Fastest server-side rate limit, and the largest burst."""
+MAX_SEED: Final = 2**32 - 1
+"""Largest seed."""
 
 Issue = tuple[tuple[str | int, ...], object, str, str | None]
 """One broken rule: ``(loc, value, expected, got-override)``."""

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["MISSING", "ScenarioError", "raise_all"]
 
 _MAX_VALUE_CHARS: Final = 80
+_MAX_TEXT_CHARS: Final = 240
 
 
 class _Missing(Enum):
@@ -42,10 +43,15 @@ def render_value(value: object) -> str:
     """Show a value the way the scenario file spells it (JSON is valid YAML), shortened."""
     if value is MISSING:
         return "nothing"
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    if len(text) > _MAX_VALUE_CHARS:
-        text = text[: _MAX_VALUE_CHARS - 3] + "..."
-    return text
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):  # an int past 4,300 digits; nesting past the stack
+        return f"a {type(value).__name__} too large to show"
+    return _shorten(text, _MAX_VALUE_CHARS)
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class ScenarioError(HarnessInputError):
@@ -82,9 +88,11 @@ class ScenarioError(HarnessInputError):
         self.path = path
         self.field = field
         self.value = value
-        self.expected = expected
+        # Both may quote the file (names it declares, the offending line): keep
+        # a message readable whatever the file holds.
+        self.expected = _shorten(expected, _MAX_TEXT_CHARS)
         self.line = line
-        self.got = render_value(value) if got is None else got
+        self.got = render_value(value) if got is None else _shorten(got, _MAX_TEXT_CHARS)
         self.errors: tuple[ScenarioError, ...] = (self,)
         super().__init__(self.message)
 

@@ -13,7 +13,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ._fields import Expect, FileModel, fail
+from ._fields import MAX_ATTEMPT_NUMBER, MAX_SECONDS, Expect, FileModel, fail
 
 __all__ = [
     "FAULT_MODELS",
@@ -27,16 +27,27 @@ __all__ = [
 ]
 
 HTTP_ERROR_STATUS: Final = "an HTTP status from 400 to 599"
-WINDOW: Final = "a window [start, end) in seconds with 0 <= start < end"
+WINDOW: Final = f"a window [start, end) in seconds with 0 <= start < end <= {MAX_SECONDS:,.0f}"
 RETRY_AFTER_FORMS: Final = "exactly one of seconds, date_in_s or raw"
 
 
 class RetryAfterModel(FileModel):
     """A ``Retry-After`` header sent with the fault response: exactly one form."""
 
-    seconds: Annotated[int | None, Field(ge=0), Expect("a whole number of seconds >= 0")] = None
+    seconds: Annotated[
+        int | None,
+        Field(ge=0, le=int(MAX_SECONDS)),
+        Expect(f"a whole number of seconds from 0 to {MAX_SECONDS:,.0f}"),
+    ] = None
     """Delta-seconds, sent as an integer."""
-    date_in_s: Annotated[float | None, Expect("a number of seconds (negative: in the past)")] = None
+    date_in_s: Annotated[
+        float | None,
+        Field(ge=-MAX_SECONDS, le=MAX_SECONDS),
+        Expect(
+            f"a number of seconds from -{MAX_SECONDS:,.0f} to {MAX_SECONDS:,.0f} "
+            "(negative: in the past)"
+        ),
+    ] = None
     """An HTTP-date this many seconds after the response is sent (negative: in the past)."""
     raw: Annotated[str | None, Expect("a header value (text sent verbatim)")] = None
     """Sent verbatim, to test garbage values such as ``soon``."""
@@ -53,7 +64,14 @@ class _Selection(FileModel):
     """The keys every fault kind accepts: when the rule applies (all stated must hold)."""
 
     attempts: Annotated[
-        list[Annotated[int, Field(ge=1), Expect("an attempt number >= 1")]] | None,
+        list[
+            Annotated[
+                int,
+                Field(ge=1, le=MAX_ATTEMPT_NUMBER),
+                Expect(f"an attempt number from 1 to {MAX_ATTEMPT_NUMBER:,}"),
+            ]
+        ]
+        | None,
         Field(min_length=1),
         Expect("a non-empty list of attempt numbers (1 is the first)"),
     ] = None
@@ -70,7 +88,7 @@ class _Selection(FileModel):
     @field_validator("window")
     @classmethod
     def _window_ordered(cls, window: tuple[float, float] | None) -> tuple[float, float] | None:
-        if window is not None and not 0 <= window[0] < window[1]:
+        if window is not None and not 0 <= window[0] < window[1] <= MAX_SECONDS:
             fail(WINDOW)
         return window
 
@@ -147,7 +165,11 @@ class SlowFault(_Selection):
 
     fault: Literal["slow"]
     """A slow response."""
-    delay_s: Annotated[float, Field(gt=0), Expect("a delay in seconds > 0")]
+    delay_s: Annotated[
+        float,
+        Field(gt=0, le=MAX_SECONDS),
+        Expect(f"a delay in seconds > 0 and at most {MAX_SECONDS:,.0f}"),
+    ]
     """Extra seconds before the answer."""
 
 

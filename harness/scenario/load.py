@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 import yaml
 from pydantic import ValidationError
 
+from ..trace_modes import planned_calls
 from .convert import to_spec
 from .crossref import cross_issues
 from .errors import ScenarioError, raise_all
 from .schema import ScenarioFile
 from .translate import LineOf, errors_of, translate
-from .yamlio import parse_yaml
+from .yamlio import LimitError, parse_yaml
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -30,6 +31,17 @@ __all__ = ["load_paths", "load_scenario", "scenario_from_dict", "scenario_from_y
 
 SUFFIXES = (".yaml", ".yml")
 """File endings a folder is searched for."""
+
+MAX_FILE_BYTES = 1_000_000
+"""The largest scenario file read (the shipped ones are under 4 KB)."""
+
+MAX_PLANNED_CALLS = 10_000_000
+"""Default cap on a scenario's planned tool calls (agents x tasks_per_agent x calls).
+
+The largest shipped workload plans 2,000,000; a typo such as ``tasks_per_agent:
+10000`` on a 1,000-agent fleet would otherwise run for hours. ``retrychaos run
+--max-planned-calls N`` raises it.
+"""
 
 _NO_SOURCE = "<scenario>"
 _MAPPING = "a mapping of scenario keys (name, description, tools, workload, ...)"
@@ -57,6 +69,8 @@ def scenario_from_yaml(text: str, *, source: str | None = None, suite: str = "")
         ScenarioError: The first problem; ``.errors`` holds every one.
     """
     display = source or _NO_SOURCE
+    if len(text) > MAX_FILE_BYTES:
+        raise_all([_too_large(display, len(text))])
     try:
         data, line_of = parse_yaml(text)
     except yaml.YAMLError as exc:
@@ -74,6 +88,9 @@ def load_scenario(path: Path, *, root: Path | None = None) -> Scenario:
         ScenarioError: The first problem; ``.errors`` holds every one.
     """
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise_all([_too_large(str(path), size)])
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -82,7 +99,10 @@ def load_scenario(path: Path, *, root: Path | None = None) -> Scenario:
 
 
 def load_paths(
-    paths: Sequence[Path], *, root: Path | None = None
+    paths: Sequence[Path],
+    *,
+    root: Path | None = None,
+    max_planned_calls: int = MAX_PLANNED_CALLS,
 ) -> tuple[list[Scenario], list[ScenarioError]]:
     """Load every scenario under ``paths`` (files, or folders searched recursively).
 
@@ -90,7 +110,8 @@ def load_paths(
     skipped, in sorted order; a file reached twice is read once. Bad files do
     not stop the others: the result holds every scenario that loaded and every
     error of every bad file, including names used by two files (the second
-    file's scenario is dropped).
+    file's scenario is dropped) and workloads planning more than
+    ``max_planned_calls`` tool calls.
     """
     scenarios: list[Scenario] = []
     errors: list[ScenarioError] = []
@@ -100,6 +121,20 @@ def load_paths(
             scenario = load_scenario(path, root=root)
         except ScenarioError as exc:
             errors.extend(exc.errors)
+            continue
+        planned = planned_calls(scenario)
+        if planned > max_planned_calls:
+            errors.append(
+                ScenarioError(
+                    path=str(path),
+                    field="workload",
+                    expected=(
+                        f"at most {max_planned_calls:,} planned tool calls (agents x "
+                        "tasks_per_agent x calls; raise the cap with --max-planned-calls)"
+                    ),
+                    got=f"{planned:,}",
+                )
+            )
             continue
         owner = owners.setdefault(scenario.name, str(path))
         if owner != str(path):
@@ -174,6 +209,8 @@ def _build(data: object, *, source: str | None, suite: str, line_of: LineOf) -> 
         raise_all([ScenarioError(path=display, value=data, expected=_MAPPING, got=got)])
     try:
         model = ScenarioFile.model_validate(data)
+    except RecursionError:  # a mapping from Python, nested past the stack (files are bounded)
+        raise_all([ScenarioError(path=display, expected=_MAPPING, got="nesting too deep")])
     except ValidationError as exc:
         # When field errors stop pydantic before the cross-section checks, run them on
         # the raw mapping so the report is complete; translate() drops repeats.
@@ -197,8 +234,19 @@ def _kind(data: object) -> str:
     return type(data).__name__
 
 
+def _too_large(display: str, size: int) -> ScenarioError:
+    return ScenarioError(
+        path=display,
+        expected=f"a scenario file of at most {MAX_FILE_BYTES:,} bytes",
+        got=f"{size:,}",
+    )
+
+
 def _yaml_error(exc: yaml.YAMLError, text: str, display: str) -> ScenarioError:
     mark = getattr(exc, "problem_mark", None)
+    if isinstance(exc, LimitError):
+        line = None if mark is None else mark.line + 1
+        return ScenarioError(path=display, expected=exc.expected, got=exc.got, line=line)
     problem = getattr(exc, "problem", None) or str(exc)
     if mark is None:
         return ScenarioError(path=display, expected="valid YAML", got=problem)

@@ -15,7 +15,19 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import Field, JsonValue, field_validator, model_validator
 
 from ..world.spec import Contract, ToolSpec, Workload
-from ._fields import Expect, FileModel, fail, fail_at
+from ._fields import (
+    MAX_ATTEMPTS,
+    MAX_LAYER_RETRIES,
+    MAX_RATE,
+    MAX_SECONDS,
+    MAX_SEED,
+    MAX_TASKS_PER_AGENT,
+    MIN_RATE,
+    Expect,
+    FileModel,
+    fail,
+    fail_at,
+)
 from .crossref import cross_issues
 from .faults import FaultModel  # noqa: TC001 - pydantic resolves annotations at runtime
 from .ids import INVARIANT_IDS
@@ -35,12 +47,16 @@ _CONTRACT: Final = Contract()
 _TOOL: Final = ToolSpec(name="defaults")
 _WORKLOAD: Final = Workload()
 
-WHOLE_GE_0: Final = "a whole number >= 0"
-WHOLE_GE_1: Final = "a whole number >= 1"
-SECONDS_GE_0: Final = "a number of seconds >= 0"
-SECONDS_GT_0: Final = "a number of seconds > 0"
+ATTEMPTS: Final = f"a whole number from 1 to {MAX_ATTEMPTS:,}"
+LAYER_RETRIES: Final = f"a whole number from 0 to {MAX_LAYER_RETRIES}"
+SECONDS_GE_0: Final = f"a number of seconds from 0 to {MAX_SECONDS:,.0f}"
+SECONDS_GT_0: Final = f"a number of seconds > 0 and at most {MAX_SECONDS:,.0f}"
 BOOL: Final = "true or false"
-THINK_TIME: Final = "a number of seconds >= 0, or a range [low, high] with 0 <= low <= high"
+THINK_TIME: Final = (
+    f"a number of seconds from 0 to {MAX_SECONDS:,.0f}, "
+    "or a range [low, high] with 0 <= low <= high"
+)
+SEED: Final = f"a whole number from 0 to {MAX_SEED:,}"
 INVARIANT_ID: Final = "an invariant id (" + ", ".join(INVARIANT_IDS) + ")"
 MAX_AGENTS: Final = 100_000
 
@@ -48,21 +64,27 @@ MAX_AGENTS: Final = 100_000
 class ContractModel(FileModel):
     """The budget granted to the controller (``env.contract``); defaults are the seed's."""
 
-    max_attempts_per_task: Annotated[int, Field(ge=1), Expect(WHOLE_GE_1)] = (
+    max_attempts_per_task: Annotated[int, Field(ge=1, le=MAX_ATTEMPTS), Expect(ATTEMPTS)] = (
         _CONTRACT.max_attempts_per_task
     )
     """Tool attempts one user task may make, every layer counted."""
-    max_attempts_per_call: Annotated[int, Field(ge=1), Expect(WHOLE_GE_1)] = (
+    max_attempts_per_call: Annotated[int, Field(ge=1, le=MAX_ATTEMPTS), Expect(ATTEMPTS)] = (
         _CONTRACT.max_attempts_per_call
     )
     """Attempts one tool call may make, every layer counted."""
-    deadline_s: Annotated[float, Field(gt=0), Expect(SECONDS_GT_0)] = _CONTRACT.deadline_s
+    deadline_s: Annotated[float, Field(gt=0, le=MAX_SECONDS), Expect(SECONDS_GT_0)] = (
+        _CONTRACT.deadline_s
+    )
     """Total time a task may take, from its start."""
-    base_delay_s: Annotated[float, Field(gt=0), Expect(SECONDS_GT_0)] = _CONTRACT.base_delay_s
+    base_delay_s: Annotated[float, Field(gt=0, le=MAX_SECONDS), Expect(SECONDS_GT_0)] = (
+        _CONTRACT.base_delay_s
+    )
     """First backoff delay (doubled per attempt, capped by ``max_delay_s``)."""
-    max_delay_s: Annotated[float, Field(gt=0), Expect(SECONDS_GT_0)] = _CONTRACT.max_delay_s
+    max_delay_s: Annotated[float, Field(gt=0, le=MAX_SECONDS), Expect(SECONDS_GT_0)] = (
+        _CONTRACT.max_delay_s
+    )
     """Cap of one backoff delay."""
-    attempt_timeout_s: Annotated[float, Field(gt=0), Expect(SECONDS_GT_0)] = (
+    attempt_timeout_s: Annotated[float, Field(gt=0, le=MAX_SECONDS), Expect(SECONDS_GT_0)] = (
         _CONTRACT.attempt_timeout_s
     )
     """The simulated HTTP client's timeout for one attempt."""
@@ -78,9 +100,15 @@ class ContractModel(FileModel):
 class RateLimitModel(FileModel):
     """A server-side token bucket shared by every caller of the tool (answers 429 when empty)."""
 
-    rate_per_s: Annotated[float, Field(gt=0), Expect("a rate > 0 (requests per second)")]
+    rate_per_s: Annotated[
+        float,
+        Field(ge=MIN_RATE, le=MAX_RATE),
+        Expect(f"a rate from {MIN_RATE:g} to {MAX_RATE:,.0f} requests per second"),
+    ]
     """Tokens added per second."""
-    burst: Annotated[int, Field(ge=1), Expect(WHOLE_GE_1)]
+    burst: Annotated[
+        int, Field(ge=1, le=int(MAX_RATE)), Expect(f"a whole number from 1 to {MAX_RATE:,.0f}")
+    ]
     """Bucket size: requests that may arrive at once."""
 
 
@@ -102,9 +130,11 @@ class ToolModel(FileModel):
     """The call changes something (creates, sends, pays); false for reads."""
     idempotency: Annotated[bool, Field(strict=True), Expect(BOOL)] = _TOOL.idempotency
     """The service deduplicates by ``Idempotency-Key`` (repeats return the first result)."""
-    latency_s: Annotated[float, Field(ge=0), Expect(SECONDS_GE_0)] = _TOOL.latency_s
+    latency_s: Annotated[float, Field(ge=0, le=MAX_SECONDS), Expect(SECONDS_GE_0)] = _TOOL.latency_s
     """Time the service takes to answer."""
-    latency_jitter_s: Annotated[float, Field(ge=0), Expect(SECONDS_GE_0)] = _TOOL.latency_jitter_s
+    latency_jitter_s: Annotated[float, Field(ge=0, le=MAX_SECONDS), Expect(SECONDS_GE_0)] = (
+        _TOOL.latency_jitter_s
+    )
     """Random extra latency, uniform in ``[0, latency_jitter_s]``."""
     rate_limit: Annotated[
         RateLimitModel | None, Expect("a rate limit with rate_per_s and burst")
@@ -135,9 +165,15 @@ class WorkloadModel(FileModel):
         int, Field(ge=1, le=MAX_AGENTS), Expect(f"a number of agents from 1 to {MAX_AGENTS}")
     ] = _WORKLOAD.agents
     """Agents running concurrently."""
-    tasks_per_agent: Annotated[int, Field(ge=1), Expect(WHOLE_GE_1)] = _WORKLOAD.tasks_per_agent
+    tasks_per_agent: Annotated[
+        int,
+        Field(ge=1, le=MAX_TASKS_PER_AGENT),
+        Expect(f"a whole number from 1 to {MAX_TASKS_PER_AGENT:,}"),
+    ] = _WORKLOAD.tasks_per_agent
     """Tasks each agent runs, one after another."""
-    start_spread_s: Annotated[float, Field(ge=0), Expect(SECONDS_GE_0)] = _WORKLOAD.start_spread_s
+    start_spread_s: Annotated[float, Field(ge=0, le=MAX_SECONDS), Expect(SECONDS_GE_0)] = (
+        _WORKLOAD.start_spread_s
+    )
     """Agents start at times drawn from ``[0, start_spread_s)``."""
     think_time_s: Annotated[float | tuple[float, float], Expect(THINK_TIME)] = (
         _WORKLOAD.think_time_s[0]
@@ -156,11 +192,17 @@ class WorkloadModel(FileModel):
         Expect("one of obedient, stubborn, mutating, give_up"),
     ] = "obedient"
     """How the simulated model reacts to a failed call (see ``ModelPolicy``)."""
-    max_replans: Annotated[int, Field(ge=0), Expect(WHOLE_GE_0)] = _WORKLOAD.max_replans
+    max_replans: Annotated[int, Field(ge=0, le=MAX_LAYER_RETRIES), Expect(LAYER_RETRIES)] = (
+        _WORKLOAD.max_replans
+    )
     """How often the model re-invokes a failed operation (same idempotency key)."""
-    max_fixes: Annotated[int, Field(ge=0), Expect(WHOLE_GE_0)] = _WORKLOAD.max_fixes
+    max_fixes: Annotated[int, Field(ge=0, le=MAX_LAYER_RETRIES), Expect(LAYER_RETRIES)] = (
+        _WORKLOAD.max_fixes
+    )
     """How often the model corrects an argument after ``model_fix``."""
-    sdk_retries: Annotated[int, Field(ge=0), Expect(WHOLE_GE_0)] = _WORKLOAD.sdk_retries
+    sdk_retries: Annotated[int, Field(ge=0, le=MAX_LAYER_RETRIES), Expect(LAYER_RETRIES)] = (
+        _WORKLOAD.sdk_retries
+    )
     """Extra attempts an SDK-style client layer under the tool makes (like ``max_retries``)."""
     secrets: Annotated[bool, Field(strict=True), Expect(BOOL)] = _WORKLOAD.secrets
     """Plant a token-like canary in every call's arguments (must never reach the audit log)."""
@@ -169,7 +211,7 @@ class WorkloadModel(FileModel):
     @classmethod
     def _think_time_range(cls, value: float | tuple[float, float]) -> float | tuple[float, float]:
         low, high = value if isinstance(value, tuple) else (value, value)
-        if not 0 <= low <= high:
+        if not 0 <= low <= high <= MAX_SECONDS:
             fail(THINK_TIME)
         return value
 
@@ -226,7 +268,7 @@ class ScenarioFile(FileModel):
     )
     """Outcomes demanded beyond the invariants."""
     seeds: Annotated[
-        list[Annotated[int, Field(ge=0), Expect(WHOLE_GE_0)]] | None,
+        list[Annotated[int, Field(ge=0, le=MAX_SEED), Expect(SEED)]] | None,
         Field(min_length=1),
         Expect("a non-empty list of seeds"),
     ] = None

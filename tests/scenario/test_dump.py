@@ -19,6 +19,7 @@ from retrychaos.scenario import (
     scenario_from_yaml,
     write_scenario,
 )
+from retrychaos.scenario._fields import MAX_SECONDS, MAX_SEED
 from retrychaos.world.spec import FaultRule, FaultType
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ def test_inexpressible_scenario_is_an_error() -> None:
 
 # -- generated scenarios --------------------------------------------------------------------
 
-finite = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)
+finite = st.floats(min_value=0, max_value=MAX_SECONDS, allow_nan=False, allow_infinity=False)
 positive = finite.filter(lambda value: value > 0)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text() | finite,
@@ -229,7 +230,7 @@ def tools(draw: st.DrawFn, name: str) -> dict[str, Any]:
         "idempotency": st.booleans(),
         "latency_s": finite,
         "latency_jitter_s": finite,
-        "rate_limit": st.builds(dict, rate_per_s=positive, burst=st.integers(1, 100)),
+        "rate_limit": st.builds(dict, rate_per_s=st.floats(0.001, 1e6), burst=st.integers(1, 100)),
         "faults": st.lists(fault_rules(), max_size=4),
     }
     return {"name": name, **draw(st.fixed_dictionaries({}, optional=optional))}
@@ -277,7 +278,7 @@ def scenario_dicts(draw: st.DrawFn) -> dict[str, Any]:
         "contract": st.just(contract),
         "invariants": st.lists(st.sampled_from(INVARIANT_IDS), min_size=1, unique=True),
         "expect": st.builds(dict, min_task_success_rate=st.floats(0, 1)),
-        "seeds": st.lists(st.integers(0, 2**32), min_size=1, max_size=3),
+        "seeds": st.lists(st.integers(0, MAX_SEED), min_size=1, max_size=3),
         "transport": st.sampled_from(["direct", "http"]),
     }
     return {

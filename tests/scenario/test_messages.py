@@ -29,7 +29,7 @@ KINDS = (
     "connect_timeout, connect_error, read_timeout, timeout_after_commit, reset_after_commit, "
     "status, argument, unparseable, slow"
 )
-THINK = "a number of seconds >= 0, or a range [low, high] with 0 <= low <= high"
+THINK = "a number of seconds from 0 to 86,400, or a range [low, high] with 0 <= low <= high"
 
 
 def with_value(path: str, value: object) -> dict[str, Any]:
@@ -96,7 +96,7 @@ CASES = [
         f'invariants[1]: expected an invariant id ({IDS}), got "nope"',
     ),
     ("seeds", [], "seeds: expected a non-empty list of seeds, got []"),
-    ("seeds", [1, -1], "seeds[1]: expected a whole number >= 0, got -1"),
+    ("seeds", [1, -1], "seeds[1]: expected a whole number from 0 to 4,294,967,295, got -1"),
     ("transport", "tcp", 'transport: expected direct or http, got "tcp"'),
     ("expect", 1, "expect: expected a mapping of expectations, got 1"),
     (
@@ -114,28 +114,28 @@ CASES = [
     (
         "contract",
         {"max_attempts_per_task": 0},
-        "contract.max_attempts_per_task: expected a whole number >= 1, got 0",
+        "contract.max_attempts_per_task: expected a whole number from 1 to 1,000, got 0",
     ),
     (
         "contract",
         {"max_attempts_per_call": 1.5},
-        "contract.max_attempts_per_call: expected a whole number >= 1, got 1.5",
+        "contract.max_attempts_per_call: expected a whole number from 1 to 1,000, got 1.5",
     ),
-    ("contract", {"deadline_s": 0}, "contract.deadline_s: expected a number of seconds > 0, got 0"),
+    ("contract", {"deadline_s": 0}, "contract.deadline_s: expected a number of seconds > 0 and at most 86,400, got 0"),
     (
         "contract",
         {"base_delay_s": -1},
-        "contract.base_delay_s: expected a number of seconds > 0, got -1",
+        "contract.base_delay_s: expected a number of seconds > 0 and at most 86,400, got -1",
     ),
     (
         "contract",
         {"max_delay_s": "x"},
-        'contract.max_delay_s: expected a number of seconds > 0, got "x"',
+        'contract.max_delay_s: expected a number of seconds > 0 and at most 86,400, got "x"',
     ),
     (
         "contract",
         {"attempt_timeout_s": 0},
-        "contract.attempt_timeout_s: expected a number of seconds > 0, got 0",
+        "contract.attempt_timeout_s: expected a number of seconds > 0 and at most 86,400, got 0",
     ),
     (
         "contract",
@@ -160,11 +160,11 @@ CASES = [
     ),
     ("tools.0.side_effect", "yes", 'tools[0].side_effect: expected true or false, got "yes"'),
     ("tools.0.idempotency", 1, "tools[0].idempotency: expected true or false, got 1"),
-    ("tools.0.latency_s", -1, "tools[0].latency_s: expected a number of seconds >= 0, got -1"),
+    ("tools.0.latency_s", -1, "tools[0].latency_s: expected a number of seconds from 0 to 86,400, got -1"),
     (
         "tools.0.latency_jitter_s",
         -0.5,
-        "tools[0].latency_jitter_s: expected a number of seconds >= 0, got -0.5",
+        "tools[0].latency_jitter_s: expected a number of seconds from 0 to 86,400, got -0.5",
     ),
     (
         "tools.0.rate_limit",
@@ -174,12 +174,12 @@ CASES = [
     (
         "tools.0.rate_limit",
         {"rate_per_s": 0, "burst": 1},
-        "tools[0].rate_limit.rate_per_s: expected a rate > 0 (requests per second), got 0",
+        "tools[0].rate_limit.rate_per_s: expected a rate from 0.001 to 1,000,000 requests per second, got 0",
     ),
     (
         "tools.0.rate_limit",
         {"rate_per_s": 1, "burst": 0},
-        "tools[0].rate_limit.burst: expected a whole number >= 1, got 0",
+        "tools[0].rate_limit.burst: expected a whole number from 1 to 1,000,000, got 0",
     ),
     ("tools.0.faults", 5, "tools[0].faults: expected a list of fault rules, got 5"),
     (
@@ -197,12 +197,12 @@ CASES = [
     (
         "workload.tasks_per_agent",
         0,
-        "workload.tasks_per_agent: expected a whole number >= 1, got 0",
+        "workload.tasks_per_agent: expected a whole number from 1 to 10,000, got 0",
     ),
     (
         "workload.start_spread_s",
         -1,
-        "workload.start_spread_s: expected a number of seconds >= 0, got -1",
+        "workload.start_spread_s: expected a number of seconds from 0 to 86,400, got -1",
     ),
     ("workload.think_time_s", [2, 1], f"workload.think_time_s: expected {THINK}, got [2, 1]"),
     ("workload.think_time_s", -1, f"workload.think_time_s: expected {THINK}, got -1"),
@@ -235,9 +235,9 @@ CASES = [
         "lazy",
         'workload.model: expected one of obedient, stubborn, mutating, give_up, got "lazy"',
     ),
-    ("workload.max_replans", -1, "workload.max_replans: expected a whole number >= 0, got -1"),
-    ("workload.max_fixes", -1, "workload.max_fixes: expected a whole number >= 0, got -1"),
-    ("workload.sdk_retries", -1, "workload.sdk_retries: expected a whole number >= 0, got -1"),
+    ("workload.max_replans", -1, "workload.max_replans: expected a whole number from 0 to 100, got -1"),
+    ("workload.max_fixes", -1, "workload.max_fixes: expected a whole number from 0 to 100, got -1"),
+    ("workload.sdk_retries", -1, "workload.sdk_retries: expected a whole number from 0 to 100, got -1"),
     ("workload.secrets", "x", 'workload.secrets: expected true or false, got "x"'),
 ]
 
@@ -292,7 +292,7 @@ FAULT_CASES = [
     ),
     (
         {"fault": "read_timeout", "attempts": [1, 0]},
-        "attempts[1]: expected an attempt number >= 1, got 0",
+        "attempts[1]: expected an attempt number from 1 to 10,000, got 0",
     ),
     (
         {"fault": "read_timeout", "attempts": []},
@@ -304,19 +304,19 @@ FAULT_CASES = [
     ),
     (
         {"fault": "connect_error", "window": [5, 1]},
-        "window: expected a window [start, end) in seconds with 0 <= start < end, got [5, 1]",
+        "window: expected a window [start, end) in seconds with 0 <= start < end <= 86,400, got [5, 1]",
     ),
     (
         {"fault": "connect_error", "window": [2, 2]},
-        "window: expected a window [start, end) in seconds with 0 <= start < end, got [2, 2]",
+        "window: expected a window [start, end) in seconds with 0 <= start < end <= 86,400, got [2, 2]",
     ),
     (
         {"fault": "connect_error", "window": [-1, 2]},
-        "window: expected a window [start, end) in seconds with 0 <= start < end, got [-1, 2]",
+        "window: expected a window [start, end) in seconds with 0 <= start < end <= 86,400, got [-1, 2]",
     ),
     (
         {"fault": "connect_error", "window": [1]},
-        "window: expected a window [start, end) in seconds with 0 <= start < end, got [1]",
+        "window: expected a window [start, end) in seconds with 0 <= start < end <= 86,400, got [1]",
     ),
     (
         {"fault": "connect_timeout", "probability": 0},
@@ -336,18 +336,18 @@ FAULT_CASES = [
     ),
     (
         {"fault": "status", "status": 429, "retry_after": {"seconds": -1}},
-        "retry_after.seconds: expected a whole number of seconds >= 0, got -1",
+        "retry_after.seconds: expected a whole number of seconds from 0 to 86,400, got -1",
     ),
     (
         {"fault": "status", "status": 429, "retry_after": {"seconds": 1.5}},
-        "retry_after.seconds: expected a whole number of seconds >= 0, got 1.5",
+        "retry_after.seconds: expected a whole number of seconds from 0 to 86,400, got 1.5",
     ),
     (
         {"fault": "status", "status": 429, "retry_after": 2},
         "retry_after: expected a Retry-After with exactly one of seconds, date_in_s or raw, got 2",
     ),
-    ({"fault": "slow", "delay_s": 0}, "delay_s: expected a delay in seconds > 0, got 0"),
-    ({"fault": "slow"}, "delay_s: expected a delay in seconds > 0, got nothing"),
+    ({"fault": "slow", "delay_s": 0}, "delay_s: expected a delay in seconds > 0 and at most 86,400, got 0"),
+    ({"fault": "slow"}, "delay_s: expected a delay in seconds > 0 and at most 86,400, got nothing"),
     ({"fault": "bogus"}, f'fault: expected one of {KINDS}, got "bogus"'),
     ({"status": 503}, f"fault: expected one of {KINDS}, got nothing"),
     (
@@ -451,7 +451,7 @@ def test_cross_checks_reported_alongside_field_errors() -> None:
     data = with_value("workload.calls.0.tool", "serch")
     data["tools"][0]["latency_s"] = -1
     assert messages(data) == [
-        "s.yaml: tools[0].latency_s: expected a number of seconds >= 0, got -1",
+        "s.yaml: tools[0].latency_s: expected a number of seconds from 0 to 86,400, got -1",
         (
             "s.yaml: workload.calls[0].tool: expected the name of a declared tool (search), "
             'got "serch"'
@@ -481,7 +481,7 @@ def test_every_error_of_one_scenario() -> None:
         scenario_from_dict(data, source="s.yaml")
     assert [str(error) for error in caught.value.errors] == [
         "s.yaml: workload.agents: expected a number of agents from 1 to 100000, got 0",
-        "s.yaml: seeds[0]: expected a whole number >= 0, got -1",
+        "s.yaml: seeds[0]: expected a whole number from 0 to 4,294,967,295, got -1",
         's.yaml: transport: expected direct or http, got "tcp"',
     ]
     assert caught.value.__notes__ == [str(error) for error in caught.value.errors[1:]]
