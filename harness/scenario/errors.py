@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["MISSING", "ScenarioError", "raise_all"]
 
 _MAX_VALUE_CHARS: Final = 80
-_MAX_TEXT_CHARS: Final = 240
+_MAX_EXPECTED_CHARS: Final = 600
+_MAX_GOT_CHARS: Final = 240
 
 
 class _Missing(Enum):
@@ -90,9 +91,9 @@ class ScenarioError(HarnessInputError):
         self.value = value
         # Both may quote the file (names it declares, the offending line): keep
         # a message readable whatever the file holds.
-        self.expected = _shorten(expected, _MAX_TEXT_CHARS)
+        self.expected = _shorten(expected, _MAX_EXPECTED_CHARS)
         self.line = line
-        self.got = render_value(value) if got is None else _shorten(got, _MAX_TEXT_CHARS)
+        self.got = render_value(value) if got is None else _shorten(got, _MAX_GOT_CHARS)
         self.errors: tuple[ScenarioError, ...] = (self,)
         super().__init__(self.message)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from typing import TYPE_CHECKING
@@ -197,6 +198,7 @@ def test_check_reports_every_bad_file_of_a_folder(tmp_path: Path) -> None:
         text=True,
         check=False,
         timeout=60,
+        env={**os.environ, "COLUMNS": "10000"},
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr + result.stdout

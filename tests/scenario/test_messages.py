@@ -121,7 +121,11 @@ CASES = [
         {"max_attempts_per_call": 1.5},
         "contract.max_attempts_per_call: expected a whole number from 1 to 1,000, got 1.5",
     ),
-    ("contract", {"deadline_s": 0}, "contract.deadline_s: expected a number of seconds > 0 and at most 86,400, got 0"),
+    (
+        "contract",
+        {"deadline_s": 0},
+        "contract.deadline_s: expected a number of seconds > 0 and at most 86,400, got 0",
+    ),
     (
         "contract",
         {"base_delay_s": -1},
@@ -160,7 +164,11 @@ CASES = [
     ),
     ("tools.0.side_effect", "yes", 'tools[0].side_effect: expected true or false, got "yes"'),
     ("tools.0.idempotency", 1, "tools[0].idempotency: expected true or false, got 1"),
-    ("tools.0.latency_s", -1, "tools[0].latency_s: expected a number of seconds from 0 to 86,400, got -1"),
+    (
+        "tools.0.latency_s",
+        -1,
+        "tools[0].latency_s: expected a number of seconds from 0 to 86,400, got -1",
+    ),
     (
         "tools.0.latency_jitter_s",
         -0.5,
@@ -235,9 +243,17 @@ CASES = [
         "lazy",
         'workload.model: expected one of obedient, stubborn, mutating, give_up, got "lazy"',
     ),
-    ("workload.max_replans", -1, "workload.max_replans: expected a whole number from 0 to 100, got -1"),
+    (
+        "workload.max_replans",
+        -1,
+        "workload.max_replans: expected a whole number from 0 to 100, got -1",
+    ),
     ("workload.max_fixes", -1, "workload.max_fixes: expected a whole number from 0 to 100, got -1"),
-    ("workload.sdk_retries", -1, "workload.sdk_retries: expected a whole number from 0 to 100, got -1"),
+    (
+        "workload.sdk_retries",
+        -1,
+        "workload.sdk_retries: expected a whole number from 0 to 100, got -1",
+    ),
     ("workload.secrets", "x", 'workload.secrets: expected true or false, got "x"'),
 ]
 
@@ -346,7 +362,10 @@ FAULT_CASES = [
         {"fault": "status", "status": 429, "retry_after": 2},
         "retry_after: expected a Retry-After with exactly one of seconds, date_in_s or raw, got 2",
     ),
-    ({"fault": "slow", "delay_s": 0}, "delay_s: expected a delay in seconds > 0 and at most 86,400, got 0"),
+    (
+        {"fault": "slow", "delay_s": 0},
+        "delay_s: expected a delay in seconds > 0 and at most 86,400, got 0",
+    ),
     ({"fault": "slow"}, "delay_s: expected a delay in seconds > 0 and at most 86,400, got nothing"),
     ({"fault": "bogus"}, f'fault: expected one of {KINDS}, got "bogus"'),
     ({"status": 503}, f"fault: expected one of {KINDS}, got nothing"),
