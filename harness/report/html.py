@@ -1,7 +1,8 @@
 """``index.html``: one self-contained page (no network: inline CSS, JS and SVG).
 
 The overview compares the controllers side by side (scenario x invariant
-matrix, health metrics). Then each failing run, up to
+matrix, health metrics) and says what each figure means
+(:mod:`retrychaos.report.glossary`). Then each failing run, up to
 :data:`MAX_TIMELINES`, gets what was violated and what was expected, a
 timeline, for fleets the attempt-rate chart, its replay command and its
 scenario; further failing runs are listed with their first violation.
