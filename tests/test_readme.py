@@ -81,11 +81,11 @@ def test_readme_fits_on_a_few_screens():
 
 def test_readme_counts_match_the_library_and_the_registry():
     """The numbers the README quotes are the shipped library's and the registry's."""
-    text = README.read_text(encoding="utf-8")
+    text = " ".join(README.read_text(encoding="utf-8").split())  # line breaks do not count
     scenarios, errors = load_paths([library_path()])
     assert not errors
     suites = {scenario.suite for scenario in scenarios}
-    assert f"{len(scenarios)} scenarios in {len(suites)}\nsuites" in text
+    assert f"{len(scenarios)} scenarios in {len(suites)} suites" in text
     assert f"checks {len(ALL)} invariants" in text
 
 
