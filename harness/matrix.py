@@ -1,12 +1,13 @@
 """The compatibility matrix: every built-in controller over the shipped scenario library.
 
-``python -m retrychaos.matrix [--seeds N] [--out docs/compatibility.md] [--readme README.md]``
+``python -m retrychaos.matrix [--seeds N] [--out docs/compatibility.md]``
 runs every built-in controller (:data:`retrychaos.controllers.registry.BUILTINS`)
 over the shipped scenarios with seeds ``1..N`` through
 :func:`retrychaos.suite.plan` / :func:`retrychaos.suite.execute`, and writes a
 Markdown block between ``<!-- matrix:start -->`` and ``<!-- matrix:end -->``:
 
-- controller x invariant: ``pass``, ``✗ N`` (N runs with at least one
+- controller x invariant (columns labelled by the registry's
+  :data:`~retrychaos.invariants.registry.LABELS`): ``pass``, ``✗ N`` (N runs with at least one
   violation of it) or ``n/a`` (the invariant applies to no scenario run);
 - the health metrics per controller (from :mod:`retrychaos.metrics`);
 - where each failure shows: the scenario files and seeds, to replay.
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from .controllers.registry import BUILTINS
 from .invariants.registry import ALL as INVARIANTS
-from .invariants.registry import selected
+from .invariants.registry import LABELS, selected
 from .scenario import load_paths
 from .scenario.library import library_path
 from .suite import execute, plan
@@ -61,22 +62,6 @@ DEFAULT_SEED_COUNT = 1
 DEFAULT_JOBS = 2
 EXCLUDED_SUITES: tuple[str, ...] = ()
 """Suites of the shipped library left out of the matrix (none: every scenario runs)."""
-
-LABELS = {
-    "no_request_amplification": "amplification",
-    "no_duplicate_side_effects": "duplicates",
-    "deadline_adherence": "deadline",
-    "retry_after_respected": "retry-after",
-    "no_retry_on_permanent": "permanent",
-    "argument_errors_to_model": "arguments",
-    "unsafe_side_effects_not_replayed": "unsafe replay",
-    "idempotency_key_stable": "key stable",
-    "backoff_bounded_and_jittered": "backoff",
-    "breaker_sheds_load": "breaker",
-    "succeeds_when_possible": "succeeds",
-    "audit_complete_and_redacted": "audit",
-}
-"""Short column labels; an invariant not listed is shown by its id."""
 
 
 @dataclass(slots=True)
@@ -178,7 +163,7 @@ def render(matrix: Matrix, base: Path) -> str:
             "the invariant applies to none of the scenarios."
         ),
         "",
-        "| controller | runs passed | " + " | ".join(LABELS.get(i, i) for i in ids) + " |",
+        "| controller | runs passed | " + " | ".join(LABELS[i] for i in ids) + " |",
         "|---|---:|" + "---|" * len(ids),
     ]
     for row in matrix.rows:
@@ -186,9 +171,7 @@ def render(matrix: Matrix, base: Path) -> str:
         lines.append(f"| `{row.controller}` | {row.passed}/{row.runs} | {cells} |")
     lines += [
         "",
-        "Columns: "
-        + "; ".join(f"{LABELS.get(i, i)} = `{i}`" for i in ids if LABELS.get(i, i) != i)
-        + ".",
+        "Columns: " + "; ".join(f"{LABELS[i]} = `{i}`" for i in ids) + ".",
         "",
         (
             "Health metrics over the same runs (`harness/metrics.py`): amplification is "
@@ -318,11 +301,11 @@ SKELETON = f"""# Compatibility matrix
 """
 
 
-def _write(path: Path, matrix: Matrix, *, check: bool, create: bool) -> bool:
+def _write(path: Path, matrix: Matrix, *, check: bool) -> bool:
     """Write (or, with ``check``, compare) the block of ``path``; return whether it is current."""
     block = render(matrix, path.parent)
     if not path.exists():
-        if check or not create:
+        if check:
             sys.stderr.write(f"{path}: no such file\n")
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -348,7 +331,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEED_COUNT, help="run seeds 1..N")
     parser.add_argument("--out", type=Path, default=Path("docs/compatibility.md"))
-    parser.add_argument("--readme", type=Path, default=None, help="also fill README's markers")
     parser.add_argument("--scenarios", type=Path, default=None, help="default: the shipped ones")
     parser.add_argument("--jobs", type=int, default=DEFAULT_JOBS)
     parser.add_argument("--check", action="store_true", help="compare, do not write")
@@ -367,10 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     matrix = run_matrix(scenarios, seeds, jobs=options.jobs)
     runs = sum(row.runs for row in matrix.rows)
     sys.stderr.write(f"{runs} runs in {time.perf_counter() - began:.1f}s\n")
-    ok = _write(options.out, matrix, check=options.check, create=True)
-    if options.readme is not None:
-        ok = _write(options.readme, matrix, check=options.check, create=False) and ok
-    return 0 if ok else 1
+    return 0 if _write(options.out, matrix, check=options.check) else 1
 
 
 if __name__ == "__main__":

@@ -1,8 +1,18 @@
-"""Every invariant, in catalogue order, and the one entry point that runs them."""
+"""Every invariant, in catalogue order, and the one entry point that runs them.
+
+This registry is the one source of the invariant catalogue: the ids and their
+order (:data:`ALL`), each invariant's one-line ``summary`` (kept in its own
+module, next to the rule it describes) and the short column labels
+(:data:`LABELS`). Every other copy is derived from here: the scenario
+package's ids and definitions, ``retrychaos list``, ``results.json``, the
+reports, the compatibility matrix's columns and the table in
+docs/invariants.md (generated; a test keeps it current).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final
 
 from ..errors import HarnessInputError
 from . import (
@@ -28,7 +38,7 @@ if TYPE_CHECKING:
     from ..world.trace import TraceEvent
     from .base import Invariant, Violation
 
-__all__ = ["ALL", "BY_ID", "check_all", "selected"]
+__all__ = ["ALL", "BY_ID", "LABELS", "check_all", "selected"]
 
 ALL: tuple[Invariant, ...] = (
     no_request_amplification.INVARIANT,
@@ -44,10 +54,28 @@ ALL: tuple[Invariant, ...] = (
     succeeds_when_possible.INVARIANT,
     audit_complete_and_redacted.INVARIANT,
 )
-"""Every invariant, in the catalogue's order (DESIGN.md section 3.3)."""
+"""Every invariant, in the catalogue's order (docs/invariants.md)."""
 
 BY_ID: dict[str, Invariant] = {invariant.id: invariant for invariant in ALL}
 """Every invariant by its stable id."""
+
+LABELS: Final = MappingProxyType(
+    {
+        "no_request_amplification": "amplification",
+        "no_duplicate_side_effects": "duplicates",
+        "deadline_adherence": "deadline",
+        "retry_after_respected": "retry-after",
+        "no_retry_on_permanent": "permanent",
+        "argument_errors_to_model": "arguments",
+        "unsafe_side_effects_not_replayed": "unsafe replay",
+        "idempotency_key_stable": "key stable",
+        "backoff_bounded_and_jittered": "backoff",
+        "breaker_sheds_load": "breaker",
+        "succeeds_when_possible": "succeeds",
+        "audit_complete_and_redacted": "audit",
+    }
+)
+"""A short label per invariant id, for table columns too narrow for the id."""
 
 
 def selected(scenario: Scenario, ids: Iterable[str] | None = None) -> tuple[Invariant, ...]:

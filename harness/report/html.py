@@ -1,7 +1,8 @@
 """``index.html``: one self-contained page (no network: inline CSS, JS and SVG).
 
 The overview compares the controllers side by side (scenario x invariant
-matrix, health metrics). Then each failing run, up to
+matrix, health metrics) and says what each figure means
+(:mod:`retrychaos.report.glossary`). Then each failing run, up to
 :data:`MAX_TIMELINES`, gets what was violated and what was expected, a
 timeline, for fleets the attempt-rate chart, its replay command and its
 scenario; further failing runs are listed with their first violation.
@@ -9,14 +10,17 @@ scenario; further failing runs are listed with their first violation.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
 import jinja2
+from markupsafe import Markup, escape
 
 from .chart import FLEET_MIN_AGENTS, draw_rates
 from .draw import BREAKER_FILL, draw_timeline, scale_for
+from .glossary import VERDICT, notes_for
 from .outcomes import CATEGORIES
 from .overview import matrix, metric_rows
 from .results import load_trace
@@ -53,9 +57,22 @@ class RunView:
     """What the text filter matches."""
 
 
+_INLINE: Final = re.compile(r"`([^`]+)`|\*\*([^*]+)\*\*")
+
+
+def inline(text: str) -> Markup:
+    """Escape ``text`` and turn its Markdown `code` and **strong** spans into HTML."""
+
+    def tag(match: re.Match[str]) -> str:
+        code, strong = match.groups()
+        return f"<code>{code}</code>" if code is not None else f"<strong>{strong}</strong>"
+
+    return Markup(_INLINE.sub(tag, str(escape(text))))  # noqa: S704 - escaped just above
+
+
 @cache
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.PackageLoader(__package__ or "retrychaos.report", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
@@ -63,6 +80,8 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    environment.filters["inline"] = inline
+    return environment
 
 
 def render_html(document: dict[str, Any], run_dir: Path, ids: list[str]) -> str:
@@ -71,6 +90,7 @@ def render_html(document: dict[str, Any], run_dir: Path, ids: list[str]) -> str:
     controllers = sorted({r["controller"] for r in runs})
     failing = [r for r in runs if not r["passed"]]
     chosen = _choose(failing)
+    metrics = metric_rows(runs, controllers)
     views = [_view(n, run, document, run_dir) for n, run in enumerate(chosen, start=1)]
     anchors = {id(view.run): f"run-{view.number}" for view in views}
     rest = [r for r in failing if id(r) not in anchors]
@@ -91,7 +111,9 @@ def render_html(document: dict[str, Any], run_dir: Path, ids: list[str]) -> str:
             ids=ids,
             invariants=document.get("invariants", {}),
             rows=matrix(document, ids),
-            metrics=metric_rows(runs, controllers),
+            metrics=metrics,
+            verdict=VERDICT,
+            notes=notes_for([m.key for m in metrics]),
             views=views,
             rest=rest,
             first_anchor=first_anchor,

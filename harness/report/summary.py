@@ -1,6 +1,8 @@
 """``summary.md``: short enough for a CI step summary.
 
-Totals, the controllers' health metrics side by side, a scenario x invariant
+Totals (and, when every run of the reference controller passed, the next
+command to try), the controllers' health metrics side by side with what each
+figure means (:mod:`retrychaos.report.glossary`), a scenario x invariant
 table per controller (``·`` held, ``✗N`` violated in N runs, a dash: not
 checked; invariants checked nowhere are left out) and the top violations,
 each with the command that replays it.
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from .glossary import NAIVE_HINT, VERDICT, notes_for, wants_naive_hint
 from .overview import matrix, metric_rows
 
 if TYPE_CHECKING:
@@ -39,6 +42,8 @@ def render_summary(document: dict[str, Any], invariant_ids: Sequence[str]) -> st
         f" · controllers: {', '.join(controllers)}",
         "",
     ]
+    if wants_naive_hint(controllers, failing=len(failed)):
+        lines += [NAIVE_HINT, ""]
     lines += _metrics(runs, controllers)
     lines += _tables(document, invariant_ids, controllers)
     lines += _top(runs)
@@ -49,8 +54,6 @@ def _metrics(runs: Sequence[dict[str, Any]], controllers: list[str]) -> list[str
     lines = [
         "## Health metrics",
         "",
-        "Amplification: attempts reaching servers per logical call.",
-        "",
         "| metric | " + " | ".join(controllers) + " |",
         "|---|" + "---:|" * len(controllers),
     ]
@@ -59,9 +62,10 @@ def _metrics(runs: Sequence[dict[str, Any]], controllers: list[str]) -> list[str
         mine = [r for r in runs if r["controller"] == controller]
         passed.append(f"{sum(1 for r in mine if r['passed'])} / {len(mine)}")
     lines.append("| runs passed | " + " | ".join(passed) + " |")
-    lines += [
-        f"| {m.label} | " + " | ".join(m.values) + " |" for m in metric_rows(runs, controllers)
-    ]
+    rows = metric_rows(runs, controllers)
+    lines += [f"| {m.label} | " + " | ".join(m.values) + " |" for m in rows]
+    lines += ["", VERDICT, ""]
+    lines += [f"- **{note.name}**: {note.text}" for note in notes_for([m.key for m in rows])]
     return [*lines, ""]
 
 

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 from retrychaos import matrix
+from retrychaos.invariants.registry import ALL, LABELS
 from retrychaos.runner import CaseResult
 from retrychaos.scenario import load_scenario
 
@@ -39,10 +40,25 @@ def test_committed_matrix_matches_a_fresh_run():
     )
     fresh = matrix.render(computed, DOC.parent)
     assert committed == fresh, "docs/compatibility.md is stale: run `python -m retrychaos.matrix`"
-    readme = matrix.extract_block((ROOT / "README.md").read_text(encoding="utf-8"))
-    assert readme == matrix.render(computed, ROOT), (
-        "README.md's matrix is stale: run `python -m retrychaos.matrix --readme README.md`"
-    )
+
+
+def test_the_matrix_has_one_home():
+    """Only docs/compatibility.md carries the generated matrix; the README links to it."""
+    documents = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    homes = [path.name for path in documents if matrix.START in path.read_text(encoding="utf-8")]
+    assert homes == ["compatibility.md"]
+    assert "(docs/compatibility.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_columns_are_the_registry_labels_in_catalogue_order():
+    """The committed matrix's columns and legend are the registry's labels and ids."""
+    committed = matrix.extract_block(DOC.read_text(encoding="utf-8"))
+    assert committed is not None
+    lines = committed.splitlines()
+    header = "| controller | runs passed | " + " | ".join(LABELS[i.id] for i in ALL) + " |"
+    assert lines[2] == header
+    legend = "Columns: " + "; ".join(f"{LABELS[i.id]} = `{i.id}`" for i in ALL) + "."
+    assert legend in lines
 
 
 def test_cells_count_failing_runs_and_mark_what_does_not_apply():
@@ -56,7 +72,7 @@ def test_cells_count_failing_runs_and_mark_what_does_not_apply():
     text = matrix.render(matrix.build_matrix(results, [post, read], [1]), SCENARIOS.parent)
     row = next(line for line in text.splitlines() if line.startswith("| `x` | 1/2 |"))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    labels = list(matrix.LABELS.values())
+    labels = [LABELS[invariant.id] for invariant in ALL]
     assert cells[2 + labels.index("duplicates")] == "✗ 1"
     assert cells[2 + labels.index("deadline")] == "pass"
     assert cells[2 + labels.index("breaker")] == "n/a"

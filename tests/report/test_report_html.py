@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from report_dom import Node, parse
 
-from retrychaos.report.html import MAX_TIMELINES, render_html
+from retrychaos.report.html import MAX_TIMELINES, inline, render_html
 from retrychaos.report.outcomes import category_of
 
 if TYPE_CHECKING:
@@ -191,3 +191,34 @@ def test_fleet_runs_are_aggregated_per_tool_with_a_rate_chart(fleet: RunDir) -> 
         f"attempts/s (request events; {requests} in all)",
         f"logical calls/s (call_start events; {calls} in all)",
     ]
+
+
+def test_each_health_figure_is_explained_on_the_page(tiny: RunDir) -> None:
+    """Under the metrics table: the verdict, then each metric's meaning, code marked up."""
+    html = tiny.text("index.html")
+    assert (
+        "<p><strong>Runs passed</strong> is the verdict: a run passes when every invariant that "
+        "applies to its scenario held. The other figures describe how the runs went; none of "
+        "them fails a run by itself.</p>"
+    ) in html
+    assert (
+        "<dt>task success</dt><dd>share of tasks that ended well. Below 100% is expected in a "
+        "passing run: many scenarios make some tasks impossible on purpose (a 403, a side "
+        "effect that must not be replayed, an outage longer than the deadline). A task that "
+        "could have succeeded and did not fails <code>succeeds_when_possible</code>.</dd>"
+    ) in html
+    assert (
+        "<dt>deadline overrun</dt><dd>how long after its deadline a task still started an "
+        "attempt or got its decision, in virtual seconds, in the worst run. "
+        "<code>deadline_adherence</code> lets the decision come up to one attempt&#39;s client "
+        "timeout late (<code>attempt_timeout_s</code>, 2 s by default) while an attempt started "
+        "in time is under way, so a passing run can show up to that.</dd>"
+    ) in html
+    assert html.count("<dt>") == 9
+
+
+def test_inline_markup_escapes_everything_else() -> None:
+    """Backticks become <code>, **x** becomes <strong>, and HTML in the text is escaped."""
+    assert str(inline("a `<b>` **c** & d")) == (
+        "a <code>&lt;b&gt;</code> <strong>c</strong> &amp; d"
+    )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from retrychaos.report.summary import render_summary
+
 if TYPE_CHECKING:
     from report_runs import RunDir
 
@@ -62,3 +64,79 @@ def test_top_violations_come_with_their_replay_command(tiny: RunDir) -> None:
         == "   replay: `retrychaos replay --scenario tiny-report --controller naive --seed 1`"
     )
     assert len([line for line in top if line.startswith("1. ")]) == 4
+
+
+TASK_SUCCESS = (
+    "- **task success**: share of tasks that ended well. Below 100% is expected in a passing "
+    "run: many scenarios make some tasks impossible on purpose (a 403, a side effect that must "
+    "not be replayed, an outage longer than the deadline). A task that could have succeeded "
+    "and did not fails `succeeds_when_possible`."
+)
+DEADLINE_OVERRUN = (
+    "- **deadline overrun**: how long after its deadline a task still started an attempt or "
+    "got its decision, in virtual seconds, in the worst run. `deadline_adherence` lets the "
+    "decision come up to one attempt's client timeout late (`attempt_timeout_s`, 2 s by "
+    "default) while an attempt started in time is under way, so a passing run can show up to "
+    "that."
+)
+VERDICT = (
+    "**Runs passed** is the verdict: a run passes when every invariant that applies to its "
+    "scenario held. The other figures describe how the runs went; none of them fails a run "
+    "by itself."
+)
+NAIVE = (
+    "Every run passed. To see what a failure looks like, run the shipped anti-pattern: "
+    "`retrychaos run --controller naive`."
+)
+
+
+def test_each_health_figure_is_explained_under_the_table(tiny: RunDir) -> None:
+    """The verdict line, then one note per metric shown, in the table's order."""
+    lines = _lines(tiny)
+    table_end = lines.index("| deadline overrun (s), worst run | 0.000 | 0.000 |")
+    assert lines[table_end + 2] == VERDICT
+    notes = lines[table_end + 4 : lines.index("## naive") - 1]
+    assert [note.split("**")[1] for note in notes] == [
+        "amplification",
+        "attempts sent per call",
+        "first-attempt success",
+        "task success",
+        "budget exhaustion",
+        "duplicate side effects",
+        "breaker opens",
+        "task latency p99",
+        "deadline overrun",
+    ]
+    assert TASK_SUCCESS in notes
+    assert DEADLINE_OVERRUN in notes
+
+
+def _passing(controller: str) -> dict[str, object]:
+    """A results.json document with one passing run of ``controller``."""
+    run = {
+        "controller": controller,
+        "scenario": "s",
+        "seed": 1,
+        "passed": True,
+        "violations": [],
+        "metrics": {"task_success_rate": 0.49},
+    }
+    return {"runs": [run], "scenarios": {}}
+
+
+def test_a_passing_reference_run_names_naive_as_the_next_step() -> None:
+    """Only when every run passed and the reference controller ran does summary.md say so."""
+    passing = render_summary(_passing("reference"), ["succeeds_when_possible"]).splitlines()
+    assert passing[4] == NAIVE
+    assert "| task success, mean | 49.0% |" in passing
+    assert TASK_SUCCESS in passing
+    other = render_summary(_passing("tenacity-good"), ["succeeds_when_possible"])
+    assert "--controller naive" not in other
+
+
+def test_a_failing_run_does_not_suggest_naive(tiny: RunDir) -> None:
+    """A run with failures already shows one: the hint stays out."""
+    assert NAIVE not in tiny.text("summary.md")
+    failing = _passing("reference")
+    failing["runs"][0]["passed"] = False  # type: ignore[index]
+    assert NAIVE not in render_summary(failing, ["succeeds_when_possible"])

@@ -1,9 +1,9 @@
-"""Generate the Markdown list of shipped scenario suites (README.md, docs/scenarios.md).
+"""Generate the Markdown list of shipped scenario suites (docs/scenarios.md).
 
 The list sits between the markers :data:`START` and :data:`END`. To regenerate
 it in place after adding or editing a scenario::
 
-    .venv/bin/python tests/scenarios_library/suites_list.py --write README.md docs/scenarios.md
+    .venv/bin/python tests/scenarios_library/suites_list.py --write docs/scenarios.md
 
 Without ``--write`` the list is printed.
 """

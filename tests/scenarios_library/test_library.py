@@ -31,9 +31,7 @@ if TYPE_CHECKING:
 
 LIBRARY_SEEDS = range(1, 21)
 BROKEN_SEEDS = (1, 2)
-REGENERATE = (
-    ".venv/bin/python tests/scenarios_library/suites_list.py --write README.md docs/scenarios.md"
-)
+REGENERATE = ".venv/bin/python tests/scenarios_library/suites_list.py --write docs/scenarios.md"
 
 
 @cache
@@ -160,7 +158,7 @@ def test_suites_list_names_every_scenario_once():
     assert all(line.rstrip().endswith((".", "!", "?", "/`")) for line in listing.splitlines())
 
 
-@pytest.mark.parametrize("document", ["README.md", "docs/scenarios.md"])
+@pytest.mark.parametrize("document", ["docs/scenarios.md"])
 def test_documented_suites_list_is_current(document: str):
     """The list between the scenarios markers of a document equals the generated one."""
     text = (ROOT / document).read_text(encoding="utf-8")
