@@ -128,8 +128,16 @@ def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(proje
         for r in json.loads((project / "out" / "results.json").read_text())["runs"]
     }
     assert runs["user_controllers:good"]["passed"] is True
-    assert runs["user_controllers:factory_raises"]["error"] == (
-        "the controller factory raised ValueError: cannot build"
+    module = project / "user_controllers.py"
+    factory = runs["user_controllers:factory_raises"]
+    assert factory["traceback"] == (
+        "Traceback (most recent call last):\n"
+        f'  File "{module}", line 40, in factory_raises\n'
+        '    raise ValueError("cannot build")\n'
+        "ValueError: cannot build"
+    )
+    assert factory["error"] == (
+        "the controller factory raised ValueError: cannot build\n" + factory["traceback"]
     )
     assert runs["user_controllers:hangs"]["error"].startswith(
         "DeadlockError: every task is waiting and no virtual timer is pending"
@@ -139,6 +147,12 @@ def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(proje
     )
     raised = runs["user_controllers:raises"]
     assert raised["error"] is None
+    assert raised["traceback"] == (
+        "Traceback (most recent call last):\n"
+        f'  File "{module}", line 18, in call\n'
+        '    raise RuntimeError("boom in call")\n'
+        "RuntimeError: boom in call"
+    )
     assert raised["metrics"]["decisions"] == {"raised": 1}
     assert all(r["error_kind"] != "internal" for r in runs.values())
 
