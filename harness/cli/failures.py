@@ -159,11 +159,15 @@ def _runs(count: int) -> str:
     return f"{count} run{'s' * (count != 1)}"
 
 
-def next_step(controllers: Sequence[str], paths: Sequence[str], report: Path | None) -> list[str]:
-    """After a passing run of the reference controller: the command that shows a failure."""
+def next_step(controllers: Sequence[str], options: Sequence[str], report: Path | None) -> list[str]:
+    """After a passing run of the reference controller: the command that shows a failure.
+
+    ``options``: the paths and selection flags of the run, repeated so that the
+    naive controller meets the same scenarios.
+    """
     if list(controllers) != ["reference"]:
         return []
-    words = ["retrychaos", "run", "--controller", "naive", *paths]
+    words = ["retrychaos", "run", "--controller", "naive", *options]
     if report is not None:
         sibling = report.parent / "naive"
         words += ["--report", str(sibling if sibling != report else report.parent / "naive-run")]

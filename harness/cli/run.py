@@ -133,7 +133,7 @@ def run(
         usage_error(str(exc))
     if not selection.scenarios:
         usage_error(
-            f"no scenario matches the selection ({_selection_flags(keyword, tag, invariant)}); "
+            f"no scenario matches the selection ({shlex.join(_selection_words(keyword, tag, invariant))}); "
             f"{len(loaded)} scenario(s) deselected"
         )
     scenarios = selection.scenarios
@@ -155,8 +155,11 @@ def run(
         say(line)
     say(f"report: {run_dir}/index.html (also summary.md, results.json, junit.xml)")
     if code == EXIT_OK:
-        shown = [str(p) for p in paths or ()]
-        for line in next_step(controllers, shown, report or config.report):
+        options = [str(p) for p in paths or ()]
+        options += _selection_words(keyword, tag, invariant)
+        options += [] if seeds is None else ["--seeds", seeds]
+        options += [] if seed is None else ["--seed", str(seed)]
+        for line in next_step(controllers, options, report or config.report):
             say(line)
     raise typer.Exit(code)
 
@@ -183,13 +186,15 @@ def _watchdog(given: float | None, configured: float | None) -> float:
     return value
 
 
-def _selection_flags(keyword: str | None, tags: list[str] | None, ids: list[str] | None) -> str:
+def _selection_words(
+    keyword: str | None, tags: list[str] | None, ids: list[str] | None
+) -> list[str]:
     words = [] if keyword is None else ["-k", keyword]
     for t in tags or ():
         words += ["--tag", t]
     for i in ids or ():
         words += ["--invariant", i]
-    return shlex.join(words)
+    return words
 
 
 def _collected(cases: int, scenarios: int, controllers: int, deselected: int) -> str:
