@@ -140,7 +140,8 @@ def _seeds(where: str, value: Any) -> tuple[int, ...] | None:
         except ValueError:
             pass
     raise HarnessInputError(
-        f"{where}.seeds: expected {SEEDS_FORMS}, or a list of seeds >= 0, got {value!r}"
+        f"{where}.seeds: expected {SEEDS_FORMS}, or a TOML list of seeds >= 0 ([1, 5, 9]), "
+        f"got {value!r}"
     )
 
 
