@@ -145,7 +145,8 @@ def run(
         or Path("reports") / dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     )
     run_dir.mkdir(parents=True, exist_ok=True)
-    say(_collected(len(cases), len(scenarios), len(controllers), selection.deselected))
+    count = None if chosen_seeds is None else len(chosen_seeds)
+    say(_collected(len(cases), len(scenarios), len(controllers), count, selection.deselected))
     results = _execute(cases, jobs=jobs, keep=keep_traces, watchdog_s=watchdog_s)
     code = _write_reports(run_dir, results, scenarios)
     for line in failure_blocks(results, invariants=invariant or ()):
@@ -197,10 +198,13 @@ def _selection_words(
     return words
 
 
-def _collected(cases: int, scenarios: int, controllers: int, deselected: int) -> str:
+def _collected(
+    cases: int, scenarios: int, controllers: int, seeds: int | None, deselected: int
+) -> str:
+    each = "their seeds" if seeds is None else f"{seeds} seed{'s' * (seeds != 1)}"
     text = (
         f"collected {cases} case{'s' * (cases != 1)}: {scenarios} scenario{'s' * (scenarios != 1)}"
-        f" x {controllers} controller{'s' * (controllers != 1)} x their seeds"
+        f" x {controllers} controller{'s' * (controllers != 1)} x {each}"
     )
     return text + (
         f" ({deselected} scenario{'s' * (deselected != 1)} deselected)" if deselected else ""

@@ -34,6 +34,9 @@ def test_the_table_sets_paths_controller_seeds_report_and_watchdog(project: Path
     (project / "sub").mkdir()
     result = retrychaos("run", cwd=project / "sub")
     assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == (
+        "collected 2 cases: 1 scenario x 1 controller x 2 seeds"
+    )
     assert _runs(project / "reports" / "chaos") == [
         ("user_controllers:good", "burst-503-clears", 4),
         ("user_controllers:good", "burst-503-clears", 5),

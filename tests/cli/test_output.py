@@ -33,7 +33,7 @@ def test_a_failing_run_ends_with_failure_blocks_most_important_first(project: Pa
     assert result.returncode == 1, result.stderr
     module = project / "user_controllers.py"
     assert result.stdout.splitlines() == [
-        "collected 3 cases: 1 scenario x 3 controllers x their seeds",
+        "collected 3 cases: 1 scenario x 3 controllers x 1 seed",
         "",
         "=================================== FAILURES ===================================",
         "_____ user_controllers:factory_raises: scenarios/burst-503-clears, seed 1 ______",
@@ -152,7 +152,7 @@ def test_a_passing_reference_run_names_the_naive_controller_to_try(tmp_path: Pat
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "collected 1 case: 1 scenario x 1 controller x their seeds (27 scenarios deselected)",
+        "collected 1 case: 1 scenario x 1 controller x 1 seed (27 scenarios deselected)",
         "=================================== summary ====================================",
         "reference: 1 of 1 run passed",
         "report: reports/latest/index.html (also summary.md, results.json, junit.xml)",

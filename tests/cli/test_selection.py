@@ -106,7 +106,7 @@ def test_k_and_tag_select_from_the_shipped_library(project: Path, retrychaos):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0] == (
-        "collected 4 cases: 2 scenarios x 1 controller x their seeds (26 scenarios deselected)"
+        "collected 4 cases: 2 scenarios x 1 controller x 2 seeds (26 scenarios deselected)"
     )
     assert _ran(project) == [
         ("brownout-20pct", 1),
@@ -114,6 +114,16 @@ def test_k_and_tag_select_from_the_shipped_library(project: Path, retrychaos):
         ("burst-503-clears", 1),
         ("burst-503-clears", 2),
     ]
+
+
+def test_without_seeds_each_scenario_runs_its_own(project: Path, retrychaos):
+    """No --seeds: the header says each scenario runs its own seeds (here the default three)."""
+    result = retrychaos("run", "-k", "burst-503-clears", "--report", "out", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == (
+        "collected 3 cases: 1 scenario x 1 controller x their seeds (27 scenarios deselected)"
+    )
+    assert _ran(project) == [("burst-503-clears", n) for n in (1, 2, 3)]
 
 
 def test_invariant_judges_only_those_and_drops_scenarios_it_cannot_judge(project: Path, retrychaos):
