@@ -11,8 +11,8 @@ Scenario files as tests::
 adds one test per scenario file x seed (``burst-503-clears[seed1]``, node id
 ``scenarios/transient/burst-503-clears.yaml::burst-503-clears[seed1]``),
 which fails with every violated invariant in plain words plus the command
-that replays it. ``--retrychaos-seeds N`` runs seeds 1..N (or ``3,7,11``:
-exactly those); by default a scenario's own ``seeds``, else 1, 2 and 3.
+that replays it. ``--retrychaos-seeds N`` runs seeds 1..N (``3,7,11``:
+exactly those; ``4-6``: 4 to 6); by default a scenario's own ``seeds``, else 1, 2 and 3.
 They are ordinary pytest items: ``-k``, ``-m retrychaos``, ``-x``,
 ``--junitxml`` and xdist work as for any test.
 
@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
+
+from .seeds import parse_seeds
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -89,8 +91,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--retrychaos-seeds",
         default=None,
-        metavar="N|S1,S2,...",
-        help="Seeds 1..N, or exactly the listed seeds (default: each scenario's own, else 1,2,3).",
+        metavar="N|S1,S2,...|A-B",
+        help="Seeds 1..N, the listed seeds, or A..B (default: each scenario's own, else 1,2,3).",
     )
 
 
@@ -127,21 +129,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def _parse_seeds(raw: str | None) -> tuple[int, ...] | None:
     if raw is None:
         return None
-    text = raw.strip()
     try:
-        if "," in text:
-            seeds = tuple(int(part) for part in text.split(","))
-            if all(seed >= 0 for seed in seeds):
-                return seeds
-        elif int(text) >= 1:
-            return tuple(range(1, int(text) + 1))
-    except ValueError:
-        pass
-    msg = (
-        "--retrychaos-seeds: expected a count N >= 1 (seeds 1..N) or a comma-separated "
-        f"list of seeds >= 0 (3,7,11), got {raw!r}"
-    )
-    raise pytest.UsageError(msg)
+        return parse_seeds(raw)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--retrychaos-seeds: {exc}") from None
 
 
 def _controller(config: pytest.Config, name: str | None) -> ControllerRef:

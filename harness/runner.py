@@ -50,6 +50,7 @@ from .trace_modes import (
     trace_mode,
 )
 from .workload.agents import Fleet
+from .workload.raised import controller_traceback
 from .world.clock import DEFAULT_EPOCH
 from .world.runtime import quiet_collector, run_virtual
 from .world.service import Services
@@ -98,6 +99,9 @@ class CaseResult:
     """``controller`` (the controller raised, hung or blocked) or ``internal`` (our bug)."""
     source: str | None = None
     wall_s: float = 0.0
+    traceback: str | None = None
+    """Where the controller raised, file and line: its factory (then ``error`` ends with
+    it too) or the first of its call()s that raised in a run that went on."""
     events: list[TraceEvent] | None = field(default=None, repr=False)
     judged: bool = True
     """False when the run was recorded in count mode: invariants were not checked."""
@@ -117,6 +121,7 @@ class CaseResult:
             "error_kind": self.error_kind,
             "source": self.source,
             "wall_s": self.wall_s,
+            "traceback": self.traceback,
             **extra,
         }
 
@@ -149,6 +154,8 @@ class Simulation:
     """None if the run failed before its world existed."""
     error: str | None = None
     error_kind: str | None = None
+    traceback: str | None = None
+    """See :attr:`CaseResult.traceback`."""
     parts: ShardWriter | None = None
     """In parts mode, the trace on disk (delete it with :meth:`discard`)."""
 
@@ -227,6 +234,7 @@ def simulate(
             instance = controller.factory(env)
         except Exception as exc:
             box["factory_error"] = exc
+            box["traceback"] = controller_traceback(exc)
             return
         check_controller(controller.name, instance)
         _refuse_zeroed_backoff(controller.name)
@@ -240,6 +248,7 @@ def simulate(
             faker=_faker(),
             http=lambda: env.http,
         )
+        box["fleet"] = fleet
         await fleet.run()
         _refuse_zeroed_backoff(controller.name)
 
@@ -264,17 +273,21 @@ def simulate(
         error = stable_text(error)  # reprs' addresses would differ between processes
     if "factory_error" in box:
         failure = box["factory_error"]
-        error, error_kind = (
-            stable_text(f"the controller factory raised {type(failure).__name__}: {failure}"),
-            "controller",
-        )
+        message = stable_text(f"the controller factory raised {type(failure).__name__}: {failure}")
+        error, error_kind = f"{message}\n{box['traceback']}", "controller"
+    fleet: Fleet | None = box.get("fleet")
+    raised = box.get("traceback") or (fleet.first_traceback if fleet is not None else None)
     recorder: Recorder | None = box.get("recorder")
     if recorder is not None:
         status = "completed" if error is None else "failed"
-        recorder.close("run_end", status=status, error=error.splitlines()[0] if error else None)
+        extra = {"traceback": box["traceback"]} if "traceback" in box else {}
+        first = error.splitlines()[0] if error else None
+        recorder.close("run_end", status=status, error=first, **extra)
     if writer is not None:
         writer.finish()
-    return Simulation(recorder=recorder, error=error, error_kind=error_kind, parts=writer)
+    return Simulation(
+        recorder=recorder, error=error, error_kind=error_kind, traceback=raised, parts=writer
+    )
 
 
 def judge(
@@ -376,6 +389,7 @@ def run_case(
         error_kind=error_kind,
         source=scenario.source,
         wall_s=round(time.perf_counter() - started, 6),
+        traceback=simulation.traceback,
         events=simulation.events if keep_events and mode == "keep" else None,
         judged=judged,
     )

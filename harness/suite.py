@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .controllers.registry import resolve
@@ -118,18 +118,4 @@ def _iterate(
 def _trim(result: CaseResult, keep: bool) -> CaseResult:  # noqa: FBT001
     if keep or not result.passed or result.events is None:
         return result
-    return CaseResult(
-        scenario=result.scenario,
-        suite=result.suite,
-        controller=result.controller,
-        seed=result.seed,
-        passed=result.passed,
-        violations=result.violations,
-        metrics=result.metrics,
-        error=result.error,
-        error_kind=result.error_kind,
-        source=result.source,
-        wall_s=result.wall_s,
-        events=None,
-        judged=result.judged,
-    )
+    return replace(result, events=None)

@@ -14,16 +14,18 @@ fuzzing session), which the HTML report shows when present.
 from __future__ import annotations
 
 import json
+import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..invariants.registry import ALL, selected
 from ..scenario import ScenarioError, dump_scenario
+from ..scenario.library import library_path
 from ..world import trace as trace_io
 from .errors import ReportInputError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from pathlib import Path
 
     from ..runner import CaseResult
     from ..world.spec import Scenario
@@ -57,12 +59,23 @@ def trace_name(result: CaseResult) -> str:
 
 
 def replay_command(result: CaseResult) -> str:
-    """The one-line command that re-runs a case."""
-    source = f" {result.source}" if result.source else ""
-    return (
-        f"retrychaos replay --scenario {result.scenario} --controller {result.controller} "
-        f"--seed {result.seed}{source}"
-    )
+    """The one-line command that re-runs a case, from the folder the run was started in.
+
+    A scenario of the shipped library is found by name, so its file is not
+    named (its path would point into the installed package); any other is
+    named by the path it was read from, as given, which resolves from where
+    ``run`` was started. Words are quoted for a POSIX shell.
+    """
+    words = ["retrychaos", "replay", "--scenario", result.scenario]
+    words += ["--controller", result.controller, "--seed", str(result.seed)]
+    if result.source and not _shipped(result.source):
+        words.append(result.source)
+    return shlex.join(words)
+
+
+def _shipped(source: str) -> bool:
+    library = library_path().resolve()
+    return Path(source).resolve().is_relative_to(library)
 
 
 def write_results(

@@ -21,6 +21,7 @@ from ..world.context import CURRENT_CALL, CallMeta
 from ..world.service import cached_args_digest
 from ..world.trace import digest, stable_text
 from .model import Model, Outcome, read_result
+from .raised import controller_traceback
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -71,6 +72,8 @@ class Fleet:
         self.task_done_hook = hook if callable(hook) else None
         # One tool per spec, copied for each invocation (Tool.bound_to).
         self._tools: dict[str, Tool] = {}
+        self.first_traceback: str | None = None
+        """The traceback of the first exception the controller's call() raised, if any."""
 
     async def run(self) -> None:
         """Run every agent to the end."""
@@ -191,28 +194,23 @@ class Fleet:
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # the controller gave up by raising
-                    raised = _raised(exc)
+                    raised = self._raised(exc)
                 finally:
                     CURRENT_CALL.reset(token)
                 outcome = raised if raised is not None else _read(result)
             else:
                 outcome = await self._invoke(spec, meta, args, ctx)
             extra = outcome[1]
-            record(
-                "decision",
-                agent,
-                task,
-                call,
-                op,
-                tool_name,
-                {
-                    "decision": outcome[0].decision,
-                    "ok": outcome[0].ok,
-                    "code": extra.get("code"),
-                    "field": extra.get("field"),
-                    "error": extra.get("error"),
-                },
-            )
+            data = {
+                "decision": outcome[0].decision,
+                "ok": outcome[0].ok,
+                "code": extra.get("code"),
+                "field": extra.get("field"),
+                "error": extra.get("error"),
+            }
+            if "traceback" in extra:
+                data["traceback"] = extra["traceback"]
+            record("decision", agent, task, call, op, tool_name, data)
             if outcome[0].ok:
                 return True
             if self.clock.now() >= deadline:
@@ -248,10 +246,21 @@ class Fleet:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the controller gave up by raising
-            return _raised(exc)
+            return self._raised(exc)
         finally:
             CURRENT_CALL.reset(token)
         return _read(result)
+
+    def _raised(self, exc: Exception) -> tuple[Outcome, dict[str, Any]]:
+        """What the model sees of ``exc``; the run's first one also keeps its traceback.
+
+        Only the first: a fleet whose controller raises on every call would
+        otherwise write the same traceback thousands of times.
+        """
+        outcome, extra = _raised(exc)
+        if self.first_traceback is None:
+            self.first_traceback = extra["traceback"] = controller_traceback(exc)
+        return outcome, extra
 
     def _tool(self, spec: Any, meta: CallMeta) -> Tool:
         """The tool for one invocation (a copy of one built per spec)."""

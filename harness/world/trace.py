@@ -32,14 +32,17 @@ response       n, outcome (see OUTCOMES), status (int or None),
                started (virtual seconds the attempt started)
 decision       decision ("ok", "model_fix", "stop", "budget_exhausted",
                "deadline_exceeded", "manual_check", "circuit_open", or
-               "raised"), ok (bool), code, field, error (short text)
+               "raised"), ok (bool), code, field, error (short text),
+               traceback (only on a run's first "raised": where the
+               controller raised, file and line)
 model          action ("fix", "replan", "give_up"), detail
 task_end       ok (bool)
 hook_error     hook ("task_done"), error (text): an optional controller
                hook raised; the run went on
 audit          record (redacted dict), leaks (list of what leaked: "secret",
                "raw_key"), missing (list of required fields absent)
-run_end        status ("completed" or "failed"), error (text or None)
+run_end        status ("completed" or "failed"), error (text or None),
+               traceback (only when the controller factory raised)
 =============  ===========================================================
 """
 

@@ -3,103 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SCENARIO = ROOT / "scenarios" / "transient" / "burst-503-clears.yaml"
-
-CONTROLLERS = """
-import asyncio
-import threading
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-class Good:
-    async def call(self, tool, args, ctx):
-        for attempt in range(3):
-            try:
-                return await tool(args, idempotency_key=ctx.idempotency_key)
-            except Exception:
-                await asyncio.sleep(0.4 * 2**attempt)
-        return {"ok": False, "decision": "budget_exhausted", "error": "gave up"}
-
-
-class Raises:
-    async def call(self, tool, args, ctx):
-        raise RuntimeError("boom in call")
-
-
-class Hangs:
-    async def call(self, tool, args, ctx):
-        await asyncio.Event().wait()
-
-
-class Blocks:
-    async def call(self, tool, args, ctx):
-        threading.Event().wait(30)
-
-
-def good(env):
-    return Good()
-
-
-def raises(env):
-    return Raises()
-
-
-def factory_raises(env):
-    raise ValueError("cannot build")
-
-
-def hangs(env):
-    return Hangs()
-
-
-def blocks(env):
-    return Blocks()
-
-
-def no_call(env):
-    return object()
-
-
-not_callable = 42
-
-
-def two_args(env, other):
-    return Good()
-"""
-
-
-def retrychaos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run the real command with the user's controller module importable."""
-    env = dict(os.environ, PYTHONPATH=str(cwd), NO_COLOR="1", COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-m", "retrychaos.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A user's project: a controller module and one scenario file."""
-    (tmp_path / "user_controllers.py").write_text(textwrap.dedent(CONTROLLERS))
-    (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "burst.yaml").write_text(SCENARIO.read_text())
-    return tmp_path
-
-
-def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(project: Path) -> None:
+def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(
+    project: Path, retrychaos
+) -> None:
     """Raising, hanging and real-blocking controllers each fail with a message; others complete."""
     result = retrychaos(
         "run",
@@ -128,8 +42,16 @@ def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(proje
         for r in json.loads((project / "out" / "results.json").read_text())["runs"]
     }
     assert runs["user_controllers:good"]["passed"] is True
-    assert runs["user_controllers:factory_raises"]["error"] == (
-        "the controller factory raised ValueError: cannot build"
+    module = project / "user_controllers.py"
+    factory = runs["user_controllers:factory_raises"]
+    assert factory["traceback"] == (
+        "Traceback (most recent call last):\n"
+        f'  File "{module}", line 40, in factory_raises\n'
+        '    raise ValueError("cannot build")\n'
+        "ValueError: cannot build"
+    )
+    assert factory["error"] == (
+        "the controller factory raised ValueError: cannot build\n" + factory["traceback"]
     )
     assert runs["user_controllers:hangs"]["error"].startswith(
         "DeadlockError: every task is waiting and no virtual timer is pending"
@@ -139,6 +61,12 @@ def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(proje
     )
     raised = runs["user_controllers:raises"]
     assert raised["error"] is None
+    assert raised["traceback"] == (
+        "Traceback (most recent call last):\n"
+        f'  File "{module}", line 18, in call\n'
+        '    raise RuntimeError("boom in call")\n'
+        "RuntimeError: boom in call"
+    )
     assert raised["metrics"]["decisions"] == {"raised": 1}
     assert all(r["error_kind"] != "internal" for r in runs.values())
 
@@ -166,7 +94,7 @@ def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(proje
     ],
 )
 def test_a_bad_controller_path_is_a_usage_error(
-    project: Path, controller: str, message: str
+    project: Path, retrychaos, controller: str, message: str
 ) -> None:
     """Unknown names, modules, attributes and signatures exit 2 naming what was expected."""
     result = retrychaos("run", "scenarios", "-c", controller, "--seed", "1", cwd=project)
@@ -178,7 +106,7 @@ def test_a_bad_controller_path_is_a_usage_error(
         assert "or an import path 'package.module:factory'" in " ".join(result.stderr.split())
 
 
-def test_a_factory_returning_no_call_method_fails_the_run(project: Path) -> None:
+def test_a_factory_returning_no_call_method_fails_the_run(project: Path, retrychaos) -> None:
     """A factory whose object has no call() fails that run with the contract spelt out."""
     result = retrychaos(
         "run",
@@ -199,7 +127,9 @@ def test_a_factory_returning_no_call_method_fails_the_run(project: Path) -> None
     )
 
 
-def test_a_bad_scenario_file_is_a_usage_error_naming_file_and_field(project: Path) -> None:
+def test_a_bad_scenario_file_is_a_usage_error_naming_file_and_field(
+    project: Path, retrychaos
+) -> None:
     """A malformed scenario exits 2 and names the file, the field and what was expected."""
     (project / "scenarios" / "bad.yaml").write_text(
         "name: bad\ndescription: x\ntools: []\nworkload: {agents: 0}\n"
@@ -209,7 +139,7 @@ def test_a_bad_scenario_file_is_a_usage_error_naming_file_and_field(project: Pat
     assert "bad.yaml: workload.agents" in result.stderr
 
 
-def test_reference_passes_and_naive_fails_with_exit_codes(project: Path) -> None:
+def test_reference_passes_and_naive_fails_with_exit_codes(project: Path, retrychaos) -> None:
     """Exit 0 when every run holds, 1 when an invariant is violated."""
     ok = retrychaos("run", "scenarios", "--seeds", "2", "--report", "ok", cwd=project)
     assert ok.returncode == 0, ok.stdout + ok.stderr
@@ -220,7 +150,7 @@ def test_reference_passes_and_naive_fails_with_exit_codes(project: Path) -> None
     assert "backoff_bounded_and_jittered" in bad.stdout
 
 
-def test_list_names_scenarios_invariants_and_controllers(project: Path) -> None:
+def test_list_names_scenarios_invariants_and_controllers(project: Path, retrychaos) -> None:
     """`retrychaos list` shows the shipped library, every invariant id and the built-ins."""
     result = retrychaos("list", cwd=project)
     assert result.returncode == 0, result.stderr
@@ -228,7 +158,7 @@ def test_list_names_scenarios_invariants_and_controllers(project: Path) -> None:
         assert needle in result.stdout
 
 
-def test_replay_prints_the_timeline_and_verdict(project: Path) -> None:
+def test_replay_prints_the_timeline_and_verdict(project: Path, retrychaos) -> None:
     """`retrychaos replay` re-runs one case and prints its requests and verdict."""
     result = retrychaos(
         "replay",
@@ -247,7 +177,7 @@ def test_replay_prints_the_timeline_and_verdict(project: Path) -> None:
     assert "FAILED" in result.stdout
 
 
-def test_schema_prints_json_schema(project: Path) -> None:
+def test_schema_prints_json_schema(project: Path, retrychaos) -> None:
     """`retrychaos schema` prints a JSON Schema with the top-level keys."""
     result = retrychaos("schema", cwd=project)
     assert result.returncode == 0

@@ -222,8 +222,9 @@ def test_xdist_runs_the_scenarios_in_workers(project):
         (
             scenario_args("mycontroller:careful", "0"),
             (
-                "ERROR: --retrychaos-seeds: expected a count N >= 1 (seeds 1..N) or a "
-                "comma-separated list of seeds >= 0 (3,7,11), got '0'"
+                "ERROR: --retrychaos-seeds: expected a count N >= 1 (seeds 1..N), a "
+                "comma-separated list of seeds >= 0 (3,7,11) or a range A-B of seeds >= 0 "
+                "with A <= B (1-10), got '0'"
             ),
         ),
         (

@@ -1,0 +1,159 @@
+"""The smaller commands: ``list``, ``check``, ``schema``, ``report``, ``fuzz``, ``scenarios copy``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..controllers.registry import BUILTINS, resolve
+from ..invariants.registry import ALL as INVARIANTS
+from ..scenario import json_schema
+from ..scenario.library import library_path
+from .common import check_controllers, load_scenarios
+from .output import EXIT_INTERNAL, say, tell, usage_error
+
+__all__ = ["check", "copy_scenarios", "fuzz", "list_", "report", "schema"]
+
+_SHOWN = 3
+"""Existing files named in the refusal of ``scenarios copy``; the count says the rest."""
+
+
+def list_() -> None:
+    """List the shipped scenarios, the invariants (gravest first) and the built-in controllers."""
+    scenarios = load_scenarios([])
+    say("scenarios")
+    for s in sorted(scenarios, key=lambda s: (s.suite, s.name)):
+        text = " ".join(s.description.split())
+        first = text.split(". ", 1)[0].rstrip(".") + "." if text else ""
+        say(f"  {s.suite}/{s.name}: {first}")
+    say("invariants")
+    for inv in INVARIANTS:
+        say(f"  {inv.id}: {inv.summary}")
+    say("controllers")
+    for name, (path, about) in sorted(BUILTINS.items()):
+        say(f"  {name} ({path}): {about}")
+
+
+def report(
+    run_dir: Annotated[
+        Path, typer.Argument(help="A report directory written by `run`.", show_default=False)
+    ],
+) -> None:
+    """Regenerate junit.xml, summary.md and index.html from results.json and the traces."""
+    from ..report import ReportInputError, regenerate  # noqa: PLC0415
+
+    try:
+        document = regenerate(run_dir)
+    except ReportInputError as exc:
+        usage_error(str(exc))
+    say(
+        f"report: {run_dir}/index.html, {run_dir}/summary.md, {run_dir}/junit.xml"
+        f" ({len(document['runs'])} runs)"
+    )
+
+
+def schema() -> None:
+    """Print the JSON Schema of scenario files."""
+    say(json.dumps(json_schema(), indent=2, sort_keys=True))
+
+
+def check(
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Scenario files or folders to validate.", show_default=False),
+    ],
+) -> None:
+    """Validate scenario files; report every error of every file."""
+    scenarios = load_scenarios(files)
+    say(f"{len(scenarios)} scenario(s) OK")
+
+
+def copy_scenarios(
+    directory: Annotated[
+        Path, typer.Argument(help="Where to write the library.", show_default=False)
+    ],
+    force: Annotated[bool, typer.Option(help="Overwrite files that already exist.")] = False,
+) -> None:
+    """Write the shipped scenario library into DIRECTORY (one folder per suite) to edit."""
+    library = library_path()
+    files = sorted(p.relative_to(library) for p in library.rglob("*.yaml"))
+    existing = [directory / f for f in files if (directory / f).exists()]
+    if existing and not force:
+        shown = ", ".join(map(str, existing[:_SHOWN])) + (", ..." if len(existing) > _SHOWN else "")
+        usage_error(
+            f"{len(existing)} file(s) already exist ({shown}); nothing was written; "
+            "pass --force to overwrite them"
+        )
+    for name in files:
+        target = directory / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(library / name, target)
+    say(
+        f"wrote {len(files)} scenario files to {directory}; run them with: retrychaos run {directory}"
+    )
+
+
+def fuzz(
+    controller: Annotated[
+        str, typer.Option("--controller", "-c", help="Built-in name or package.module:factory.")
+    ] = "reference",
+    examples: Annotated[
+        int, typer.Option(help="Generated scenarios to try before giving up.")
+    ] = 200,
+    seed: Annotated[int, typer.Option(help="Seeds the search and every run.")] = 0,
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            help="Report directory (default: reports/fuzz-<timestamp>).", show_default=False
+        ),
+    ] = None,
+    watchdog: Annotated[
+        float, typer.Option(help="Real seconds a controller may block the loop per run.")
+    ] = 5.0,
+    invariant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--invariant",
+            help="Check only this invariant id; repeatable (default: all).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Search generated scenarios for a violation; write the shrunk one with its replay command."""
+    from .. import fuzz as engine  # noqa: PLC0415 (only `fuzz` needs Hypothesis)
+
+    for name, value, low in (("--examples", examples, 1), ("--seed", seed, 0)):
+        if value < low:
+            usage_error(f"{name} expects a whole number >= {low}, got {value}")
+    known = [inv.id for inv in INVARIANTS]
+    unknown = [name for name in invariant or [] if name not in known]
+    if unknown:
+        usage_error(
+            f"--invariant expects an invariant id ({', '.join(known)}), got {', '.join(unknown)}"
+        )
+    if watchdog <= 0:
+        usage_error(f"--watchdog expects seconds > 0, got {watchdog}")
+    check_controllers([controller])
+    run_dir = report or Path("reports") / dt.datetime.now(dt.UTC).strftime("fuzz-%Y%m%d-%H%M%S")
+    try:
+        code = engine.run(
+            resolve(controller),
+            examples=examples,
+            seed=seed,
+            report_dir=run_dir,
+            watchdog_s=watchdog,
+            invariants=invariant,
+            echo=say,
+        )
+    except Exception as exc:  # a harness bug: exit 3 with the traceback
+        tell(f"internal error: {type(exc).__name__}: {exc}")
+        traceback.print_exc(file=sys.stderr)
+        raise typer.Exit(EXIT_INTERNAL) from None
+    raise typer.Exit(code)

@@ -1,0 +1,343 @@
+"""``retrychaos run`` and ``retrychaos replay``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ..controllers.registry import resolve
+from ..errors import HarnessInputError
+from ..invariants.registry import ALL as INVARIANTS
+from ..report.junit import write_junit
+from ..report.results import replay_command, write_results
+from ..report.summary import render_summary
+from ..scenario.library import library_path
+from ..seeds import parse_seeds
+from ..suite import Case, execute, plan
+from .common import check_controllers, load_scenarios, project_config
+from .failures import failure_blocks, next_step, rule, tally_lines
+from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, say, usage_error
+from .selection import select
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..runner import CaseResult
+    from ..world.spec import Scenario
+
+__all__ = ["replay", "run"]
+
+DEFAULT_WATCHDOG_S = 5.0
+_TIMELINE = frozenset(
+    {"request", "response", "decision", "commit", "task_start", "task_end", "model"}
+)
+
+
+def run(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Scenario files or folders (default: [tool.retrychaos] scenarios, else the shipped library).",
+            show_default=False,
+        ),
+    ] = None,
+    controller: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--controller",
+            "-c",
+            help="Built-in name or package.module:factory; repeatable (default: reference).",
+            metavar="NAME",
+            show_default=False,
+        ),
+    ] = None,
+    seeds: Annotated[
+        str | None,
+        typer.Option(
+            help="Seeds: a count (3 runs 1..3), a list (1,5,9) or a range (1-10).",
+            metavar="N|S1,S2|A-B",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Run this one seed.", metavar="S", show_default=False)
+    ] = None,
+    keyword: Annotated[
+        str | None,
+        typer.Option(
+            "-k",
+            help="Only scenarios whose suite/name matches: words with and, or, not, ( ).",
+            metavar="EXPR",
+            show_default=False,
+        ),
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tag",
+            help="Only scenarios of this suite (the folder they sit in); repeatable.",
+            metavar="TAG",
+            show_default=False,
+        ),
+    ] = None,
+    invariant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--invariant",
+            help="Judge only this invariant id; repeatable (default: all).",
+            metavar="ID",
+            show_default=False,
+        ),
+    ] = None,
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            help="Report directory (default: reports/<timestamp>).",
+            metavar="DIR",
+            show_default=False,
+        ),
+    ] = None,
+    jobs: Annotated[int, typer.Option(help="Worker processes.", metavar="N")] = 1,
+    keep_traces: Annotated[bool, typer.Option(help="Also write traces of passing runs.")] = False,
+    watchdog: Annotated[
+        float | None,
+        typer.Option(
+            help="Real seconds a controller may block the loop before its run is failed (default: 5).",
+            metavar="SECONDS",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Run scenarios against controllers; write a report; exit non-zero on violations.
+
+    Defaults come from [tool.retrychaos] in the nearest pyproject.toml
+    (docs/configuration.md); flags override them.
+    """
+    config = project_config()
+    controllers = controller or list(config.controllers) or ["reference"]
+    chosen_seeds = _seeds(seeds, seed) or config.seeds
+    if jobs < 1:
+        usage_error(f"--jobs expects a count >= 1, got {jobs}")
+    watchdog_s = _watchdog(watchdog, config.watchdog)
+    given = list(paths or config.scenarios)
+    loaded = load_scenarios(given)
+    try:
+        selection = select(loaded, keyword=keyword, tags=tag or (), invariants=invariant or ())
+    except HarnessInputError as exc:
+        usage_error(str(exc))
+    if not selection.scenarios:
+        usage_error(
+            f"no scenario matches the selection ({shlex.join(_selection_words(keyword, tag, invariant))}); "
+            f"{len(loaded)} scenario(s) deselected"
+        )
+    scenarios = selection.scenarios
+    check_controllers(controllers)
+    cases = plan(scenarios, controllers, chosen_seeds)
+    run_dir = (
+        report
+        or config.report
+        or Path("reports") / dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    count = None if chosen_seeds is None else len(chosen_seeds)
+    say(_collected(len(cases), len(scenarios), len(controllers), count, selection.deselected))
+    results = _execute(cases, jobs=jobs, keep=keep_traces, watchdog_s=watchdog_s)
+    code = _write_reports(run_dir, results, scenarios)
+    for line in failure_blocks(results, invariants=invariant or ()):
+        say(line)
+    say(rule("summary"))
+    for line in tally_lines(results):
+        say(line)
+    say(f"report: {run_dir}/index.html (also summary.md, results.json, junit.xml)")
+    if code == EXIT_OK:
+        options = [str(p) for p in paths or ()]
+        options += _selection_words(keyword, tag, invariant)
+        options += [] if seeds is None else ["--seeds", seeds]
+        options += [] if seed is None else ["--seed", str(seed)]
+        for line in next_step(controllers, options, report or config.report):
+            say(line)
+    raise typer.Exit(code)
+
+
+def _seeds(seeds: str | None, seed: int | None) -> tuple[int, ...] | None:
+    if seeds is not None and seed is not None:
+        usage_error("give --seeds or --seed, not both")
+    if seeds is not None:
+        try:
+            return parse_seeds(seeds)
+        except ValueError as exc:
+            usage_error(f"--seeds: {exc}")
+    if seed is not None:
+        if seed < 0:
+            usage_error(f"--seed expects a seed >= 0, got {seed}")
+        return (seed,)
+    return None
+
+
+def _watchdog(given: float | None, configured: float | None) -> float:
+    value = given if given is not None else (configured or DEFAULT_WATCHDOG_S)
+    if value <= 0:
+        usage_error(f"--watchdog expects seconds > 0, got {value}")
+    return value
+
+
+def _selection_words(
+    keyword: str | None, tags: list[str] | None, ids: list[str] | None
+) -> list[str]:
+    words = [] if keyword is None else ["-k", keyword]
+    for t in tags or ():
+        words += ["--tag", t]
+    for i in ids or ():
+        words += ["--invariant", i]
+    return words
+
+
+def _collected(
+    cases: int, scenarios: int, controllers: int, seeds: int | None, deselected: int
+) -> str:
+    each = "their seeds" if seeds is None else f"{seeds} seed{'s' * (seeds != 1)}"
+    text = (
+        f"collected {cases} case{'s' * (cases != 1)}: {scenarios} scenario{'s' * (scenarios != 1)}"
+        f" x {controllers} controller{'s' * (controllers != 1)} x {each}"
+    )
+    return text + (
+        f" ({deselected} scenario{'s' * (deselected != 1)} deselected)" if deselected else ""
+    )
+
+
+def _execute(cases: list[Case], *, jobs: int, keep: bool, watchdog_s: float) -> list[CaseResult]:
+    """Run the cases; draw a progress bar only on a terminal (a CI log gets none)."""
+    if not sys.stderr.isatty():
+        return execute(cases, jobs=jobs, keep_events=lambda _case: keep, watchdog_s=watchdog_s)
+    from rich.console import Console  # noqa: PLC0415 (only a terminal needs it)
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=Console(stderr=True)) as progress:
+        task = progress.add_task("running cases", total=len(cases))
+
+        def phase(case: Case, what: str) -> None:
+            name = f"{case.scenario.name} seed {case.seed}"
+            progress.update(task, description=f"running cases: {name}, {what}")
+
+        results = execute(
+            cases,
+            jobs=jobs,
+            keep_events=lambda _case: keep,
+            on_done=lambda _result: progress.advance(task),
+            watchdog_s=watchdog_s,
+            on_phase=phase,
+        )
+        progress.update(task, description="running cases")
+        return results
+
+
+def _write_reports(run_dir: Path, results: list[CaseResult], scenarios: Sequence[Scenario]) -> int:
+    from ..report.html import render_html  # noqa: PLC0415 (only `run` needs it)
+    from ..report.results import report_meta  # noqa: PLC0415
+
+    ids = [inv.id for inv in INVARIANTS]
+    document = write_results(run_dir, results, report_meta(scenarios))
+    write_junit(run_dir / "junit.xml", document, ids)
+    (run_dir / "summary.md").write_text(render_summary(document, ids), encoding="utf-8")
+    (run_dir / "index.html").write_text(render_html(document, run_dir, ids), encoding="utf-8")
+    if any(r.error_kind == "internal" for r in results):
+        return EXIT_INTERNAL
+    return EXIT_OK if all(r.passed for r in results) else EXIT_VIOLATION
+
+
+def replay(
+    scenario: Annotated[
+        str, typer.Option(help="Scenario name.", metavar="NAME", show_default=False)
+    ],
+    controller: Annotated[
+        str,
+        typer.Option(
+            "--controller", "-c", help="Built-in name or package.module:factory.", metavar="NAME"
+        ),
+    ] = "reference",
+    seed: Annotated[int, typer.Option(help="Seed.", metavar="S")] = 1,
+    invariant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--invariant",
+            help="Judge only this invariant id; repeatable (default: all).",
+            metavar="ID",
+            show_default=False,
+        ),
+    ] = None,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Where to find the scenario (default: [tool.retrychaos] scenarios and the shipped library).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Re-run one case and print its timeline and violations."""
+    from ..runner import run_case  # noqa: PLC0415
+
+    config = project_config()
+    found = _find(scenario, list(paths or ()), list(config.scenarios))
+    if invariant:
+        try:
+            narrowed = select([found], invariants=invariant).scenarios
+        except HarnessInputError as exc:
+            usage_error(str(exc))
+        if not narrowed:
+            usage_error(
+                f"--invariant: scenario {scenario!r} is not judged on {', '.join(invariant)}"
+            )
+        found = narrowed[0]
+    check_controllers([controller])
+    result = run_case(
+        found, resolve(controller), seed, watchdog_s=config.watchdog or DEFAULT_WATCHDOG_S
+    )
+    for event in result.events or []:
+        if event.kind in _TIMELINE:
+            ids = " ".join(str(x) for x in (event.task, event.call or event.op, event.tool) if x)
+            data = dict(event.data)
+            data.pop("traceback", None)  # printed whole below, not as one JSON string
+            say(f"{event.at:12.6f}  {event.kind:<10} {ids}  {json.dumps(data, sort_keys=True)}")
+    if result.error:
+        say(f"run failed: {result.error}")
+    elif result.traceback:
+        say("the controller raised:")
+        say(result.traceback)
+    for v in result.violations:
+        say(f"VIOLATION {v['invariant']}: {v['message']}")
+    command = replay_command(result) + "".join(
+        f" --invariant {shlex.quote(i)}" for i in invariant or ()
+    )
+    say(("PASSED" if result.passed else "FAILED") + f"  ({command})")
+    raise typer.Exit(_exit_code(result))
+
+
+def _find(name: str, paths: list[Path], configured: list[Path]) -> Scenario:
+    """The scenario called ``name``: in ``paths``, else the configured paths, else the library."""
+    places: list[list[Path]] = (
+        [paths] if paths else [p for p in (configured, [library_path()]) if p]
+    )
+    for place in places:
+        for found in load_scenarios(place):
+            if found.name == name:
+                return found
+    return usage_error(f"no scenario named {name!r}; `retrychaos list` shows the names")
+
+
+def _exit_code(result: CaseResult) -> int:
+    if result.passed:
+        return EXIT_OK
+    return EXIT_INTERNAL if result.error_kind == "internal" else EXIT_VIOLATION
