@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -296,6 +297,8 @@ def test_an_installed_wheel_serves_a_user_project(installed, subtests):
         (failed,) = [r for r in document["runs"] if not r["passed"]]
         command = failed["replay"]
         assert command.startswith("retrychaos replay"), command
+        # As printed: `retrychaos` is looked up on the PATH, which finds the venv's.
+        assert shutil.which("retrychaos", path=env["PATH"]) == str(bin_dir / "retrychaos")
         replayed = run(shlex.split(command), user, env)
         assert replayed.returncode == 1, explain(replayed)
         first = failed["violations"][0]["invariant"]
