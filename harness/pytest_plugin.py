@@ -13,8 +13,15 @@ adds one test per scenario file x seed (``burst-503-clears[seed1]``, node id
 which fails with every violated invariant in plain words plus the command
 that replays it. ``--retrychaos-seeds N`` runs seeds 1..N (``3,7,11``:
 exactly those; ``4-6``: 4 to 6); by default a scenario's own ``seeds``, else 1, 2 and 3.
-They are ordinary pytest items: ``-k``, ``-m retrychaos``, ``-x``,
-``--junitxml`` and xdist work as for any test.
+They are ordinary pytest items: ``-k``, ``-m retrychaos_scenario`` (only
+them), ``-x``, ``--junitxml`` and xdist work as for any test.
+``--retrychaos-report DIR`` also writes the report folder ``retrychaos run
+--report DIR`` writes, for the scenario tests that ran (see
+:mod:`retrychaos.pytest_report`).
+
+Markers: ``retrychaos`` configures the fixtures of a test (below) and is also
+carried by every scenario test, so ``-m retrychaos`` selects both;
+``retrychaos_scenario`` is carried by the scenario tests alone.
 
 The world in your own tests (fixtures):
 
@@ -41,7 +48,7 @@ import pytest
 from .seeds import parse_seeds
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Generator, Iterator
 
     from .controllers.registry import ControllerRef
     from .runner import CaseResult
@@ -54,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = ["ScenarioFile", "ScenarioItem"]
 
 MARKER: Final = "retrychaos"
+SCENARIO_MARKER: Final = "retrychaos_scenario"
 SUFFIXES: Final = (".yaml", ".yml")
 DEFAULT_CONTROLLER: Final = "reference"
 
@@ -65,6 +73,8 @@ class _Options:
     paths: tuple[Path, ...]
     controller: str | None
     seeds: tuple[int, ...] | None
+    report: Path | None
+    """The report folder to write (absolute), or None."""
 
 
 _OPTIONS = pytest.StashKey[_Options]()
@@ -94,6 +104,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N|S1,S2,...|A-B",
         help="Seeds 1..N, the listed seeds, or A..B (default: each scenario's own, else 1,2,3).",
     )
+    group.addoption(
+        "--retrychaos-report",
+        default=None,
+        metavar="DIR",
+        help="Also write the report folder `retrychaos run --report DIR` writes (results.json, "
+        "junit.xml, summary.md, index.html, traces of failing runs) for the scenario tests run.",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -102,16 +119,26 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{MARKER}(controller=None, tools=None, contract=None, seed=None): configure the "
         "retrychaos fixtures for this test (retrychaos_controller, retrychaos_world); "
-        "also carried by every scenario test the plugin collects",
+        f"also carried by every scenario test the plugin collects (-m {SCENARIO_MARKER} "
+        "selects those alone)",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{SCENARIO_MARKER}: carried only by the scenario tests the plugin collects from "
+        "--retrychaos-scenarios",
     )
     raw_paths: list[str] = config.getoption("retrychaos_scenarios") or []
+    raw_report: str | None = config.getoption("retrychaos_report")
     options = _Options(
         paths=tuple(Path(p) for p in raw_paths),
         controller=config.getoption("retrychaos_controller"),
         seeds=_parse_seeds(config.getoption("retrychaos_seeds")),
+        report=None if raw_report is None else config.invocation_params.dir / raw_report,
     )
     config.stash[_OPTIONS] = options
     config.stash[_CONTROLLERS] = {}
+    if raw_report is not None:
+        _start_report(config, options, raw_report)
     if not options.paths:
         return
     missing = [str(p) for p in options.paths if not p.exists()]
@@ -124,6 +151,24 @@ def pytest_configure(config: pytest.Config) -> None:
     for path in options.paths:
         if str(path) not in config.args:
             config.args.append(str(path))
+
+
+def _start_report(config: pytest.Config, options: _Options, raw: str) -> None:
+    if not options.paths:
+        msg = (
+            f"--retrychaos-report {raw}: the report covers the scenario tests, and none are "
+            "collected; add --retrychaos-scenarios PATH"
+        )
+        raise pytest.UsageError(msg)
+    if options.report is not None and options.report.exists() and not options.report.is_dir():
+        msg = f"--retrychaos-report: expected a directory, got a file: {raw}"
+        raise pytest.UsageError(msg)
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: its results travel to the controller, which writes
+    from .pytest_report import ReportCollector  # noqa: PLC0415
+
+    collector = ReportCollector(options.report or Path(raw), str(Path(raw)))
+    config.pluginmanager.register(collector, "retrychaos-report")
 
 
 def _parse_seeds(raw: str | None) -> tuple[int, ...] | None:
@@ -197,6 +242,7 @@ class ScenarioItem(pytest.Item):
         self.seed = seed
         self.result: CaseResult | None = None
         self.add_marker(MARKER)
+        self.add_marker(SCENARIO_MARKER)
 
     def runtest(self) -> None:
         """Run the case; a violation or a failed run fails the test."""
@@ -205,7 +251,9 @@ class ScenarioItem(pytest.Item):
 
         options = self.config.stash[_OPTIONS]
         controller = _controller(self.config, options.controller)
-        result = run_case(self.scenario, controller, self.seed, keep_events=False)
+        # A failing run's trace is kept only for the report folder.
+        keep = options.report is not None
+        result = run_case(self.scenario, controller, self.seed, keep_events=keep)
         self.result = result
         self.user_properties.append(("retrychaos_controller", controller.name))
         self.user_properties.append(("retrychaos_seed", self.seed))
@@ -227,6 +275,21 @@ class ScenarioItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         """Where the test comes from: the scenario file."""
         return self.path, None, f"retrychaos scenario {self.scenario.name}, seed {self.seed}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Attach a scenario test's result to its report when a report folder is asked for."""
+    report = yield
+    wanted = call.when == "call" and item.config.stash[_OPTIONS].report is not None
+    if wanted and isinstance(item, ScenarioItem) and item.result is not None:
+        from .pytest_report import PAYLOAD, case_payload  # noqa: PLC0415
+
+        # An extra report attribute: xdist carries it from a worker to the controller.
+        setattr(report, PAYLOAD, case_payload(item.result, item.scenario))
+    return report
 
 
 def _marker_kwargs(request: pytest.FixtureRequest) -> dict[str, Any]:

@@ -3,79 +3,8 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-BURST = (ROOT / "scenarios" / "transient" / "burst-503-clears.yaml").read_text(encoding="utf-8")
-
-CONTROLLERS = '''
-"""A user's retry controllers: one careful, one careless."""
-
-import asyncio
-import random
-
-import httpx
-
-TRANSIENT = {429, 502, 503, 504}
-
-
-class Careful:
-    """Retries transient statuses of reads with capped, jittered backoff; nothing else."""
-
-    def __init__(self, env):
-        self.contract = env.contract
-        self.rng = random.Random(env.seed)
-
-    async def call(self, tool, args, ctx):
-        limit = self.contract.max_attempts_per_call
-        for attempt in range(1, limit + 1):
-            try:
-                return await tool(args, idempotency_key=ctx.idempotency_key)
-            except httpx.HTTPStatusError as exc:
-                status = exc.response.status_code
-                if status not in TRANSIENT or ctx.side_effect or attempt == limit:
-                    return {"ok": False, "decision": "stop", "error": f"HTTP {status}"}
-            except httpx.HTTPError as exc:
-                return {"ok": False, "decision": "manual_check", "error": type(exc).__name__}
-            base = min(self.contract.max_delay_s, self.contract.base_delay_s * 2 ** (attempt - 1))
-            await asyncio.sleep(base * (1 + 0.2 * self.rng.random()))
-        return {"ok": False, "decision": "budget_exhausted", "error": "gave up"}
-
-
-class Careless:
-    """Tries three times at once, whatever happened."""
-
-    async def call(self, tool, args, ctx):
-        for _ in range(3):
-            try:
-                return await tool(args, idempotency_key=ctx.idempotency_key)
-            except Exception as exc:
-                last = exc
-        return {"ok": False, "decision": "stop", "error": str(last)}
-
-
-def careful(env):
-    return Careful(env)
-
-
-def careless(env):
-    return Careless()
-'''
-
-AMBIGUOUS = """\
-name: ambiguous-create
-description: A create times out after the server committed it; it must not be sent again.
-tools:
-  - name: create_ticket
-    side_effect: true
-    faults:
-      - {fault: timeout_after_commit, attempts: [1]}
-workload:
-  calls:
-    - {tool: create_ticket, args: {title: printer on fire}}
-"""
 
 USER_TESTS = """
 import pytest
@@ -119,18 +48,6 @@ def test_careless_is_caught(retrychaos_check):
     with pytest.raises(AssertionError, match="- backoff_bounded_and_jittered: task a0-t0"):
         retrychaos_check(scenario)
 """
-
-
-@pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A user project: a controller module, two scenario files and a test of its own."""
-    pytester.makepyfile(mycontroller=CONTROLLERS)
-    pytester.makepyfile(test_own="def test_own():\n    assert True\n")
-    scenarios = pytester.mkdir("scenarios")
-    (scenarios / "burst-503-clears.yaml").write_text(BURST, encoding="utf-8")
-    (scenarios / "ambiguous-create.yaml").write_text(AMBIGUOUS, encoding="utf-8")
-    pytester.syspathinsert()
-    return pytester
 
 
 def scenario_args(controller: str, seeds: str) -> list[str]:
@@ -246,8 +163,10 @@ def test_bad_options_are_usage_errors(project, args, message):
 
 def test_a_bad_scenario_file_is_a_collection_error(project):
     """A scenario file that does not load is reported in the loader's words, not a traceback."""
-    bad = AMBIGUOUS.replace("timeout_after_commit, attempts: [1]", "status, status: 700")
-    (project.path / "scenarios" / "ambiguous-create.yaml").write_text(bad, encoding="utf-8")
+    path = project.path / "scenarios" / "ambiguous-create.yaml"
+    text = path.read_text(encoding="utf-8")
+    bad = text.replace("timeout_after_commit, attempts: [1]", "status, status: 700")
+    path.write_text(bad, encoding="utf-8")
     result = project.runpytest(*scenario_args("mycontroller:careful", "1"))
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
