@@ -11,6 +11,7 @@ from ..controllers.registry import resolve
 from ..errors import HarnessInputError
 from ..scenario import load_paths
 from ..scenario.library import library_path
+from ..scenario.load import MAX_PLANNED_CALLS
 from .config import Config, load_config
 from .output import EXIT_USAGE, tell, usage_error
 
@@ -39,13 +40,15 @@ def project_config() -> Config:
     return config
 
 
-def load_scenarios(paths: Sequence[Path]) -> list[Scenario]:
+def load_scenarios(
+    paths: Sequence[Path], *, max_planned_calls: int = MAX_PLANNED_CALLS
+) -> list[Scenario]:
     """Load every scenario under ``paths`` (the shipped library when empty); exit 2 on errors."""
     chosen = list(paths) or [library_path()]
     missing = [p for p in chosen if not p.exists()]
     if missing:
         usage_error(f"no such file or directory: {', '.join(map(str, missing))}")
-    scenarios, errors = load_paths(chosen)
+    scenarios, errors = load_paths(chosen, max_planned_calls=max_planned_calls)
     if errors:
         for error in errors:
             tell(f"error: {error}")

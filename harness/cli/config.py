@@ -11,7 +11,7 @@ scenarios      a path or a list of paths (files or folders)       PATHS
 controller     a controller name or a list of them                ``-c``
 seeds          a count, ``"1,5,9"``, ``"1-10"`` or a list of ints  ``--seeds``
 report         the report directory                               ``--report``
-watchdog       real seconds (> 0)                                 ``--watchdog``
+watchdog       real seconds (0.05-600)                               ``--watchdog``
 =============  =================================================  ==============
 
 Paths are relative to the folder of the pyproject.toml, as pytest's
@@ -22,6 +22,7 @@ on the command line override the table, key by key.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass
@@ -145,9 +146,20 @@ def _seeds(where: str, value: Any) -> tuple[int, ...] | None:
     )
 
 
+WATCHDOG_RANGE = (0.05, 600.0)
+"""Real seconds a watchdog may be set to: shorter stops correct controllers on a busy
+machine; longer (or infinite, or NaN) would let a blocked run hang a CI job."""
+WATCHDOG_FORMS = f"real seconds from {WATCHDOG_RANGE[0]:g} to {WATCHDOG_RANGE[1]:g}"
+
+
+def watchdog_ok(value: float) -> bool:
+    """Whether ``value`` lies in :data:`WATCHDOG_RANGE` (NaN and infinities do not)."""
+    return math.isfinite(value) and WATCHDOG_RANGE[0] <= value <= WATCHDOG_RANGE[1]
+
+
 def _watchdog(where: str, value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+    if isinstance(value, int | float) and not isinstance(value, bool) and watchdog_ok(value):
         return float(value)
-    raise HarnessInputError(f"{where}.watchdog: expected real seconds > 0, got {value!r}")
+    raise HarnessInputError(f"{where}.watchdog: expected {WATCHDOG_FORMS}, got {value!r}")

@@ -18,9 +18,11 @@ from ..report.junit import write_junit
 from ..report.results import replay_command, write_results
 from ..report.summary import render_summary
 from ..scenario.library import library_path
+from ..scenario.load import MAX_PLANNED_CALLS
 from ..seeds import parse_seeds
 from ..suite import Case, execute, plan
 from .common import check_controllers, load_scenarios, project_config
+from .config import WATCHDOG_FORMS, watchdog_ok
 from .failures import failure_blocks, next_step, rule, tally_lines
 from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, say, usage_error
 from .selection import select
@@ -113,6 +115,13 @@ def run(
             show_default=False,
         ),
     ] = None,
+    max_planned_calls: Annotated[
+        int,
+        typer.Option(
+            help="Refuse a scenario planning more tool calls (agents x tasks x calls).",
+            metavar="N",
+        ),
+    ] = MAX_PLANNED_CALLS,
 ) -> None:
     """Run scenarios against controllers; write a report; exit non-zero on violations.
 
@@ -125,8 +134,10 @@ def run(
     if jobs < 1:
         usage_error(f"--jobs expects a count >= 1, got {jobs}")
     watchdog_s = _watchdog(watchdog, config.watchdog)
+    if max_planned_calls < 1:
+        usage_error(f"--max-planned-calls expects a count >= 1, got {max_planned_calls}")
     given = list(paths or config.scenarios)
-    loaded = load_scenarios(given)
+    loaded = load_scenarios(given, max_planned_calls=max_planned_calls)
     try:
         selection = select(loaded, keyword=keyword, tags=tag or (), invariants=invariant or ())
     except HarnessInputError as exc:
@@ -182,8 +193,8 @@ def _seeds(seeds: str | None, seed: int | None) -> tuple[int, ...] | None:
 
 def _watchdog(given: float | None, configured: float | None) -> float:
     value = given if given is not None else (configured or DEFAULT_WATCHDOG_S)
-    if value <= 0:
-        usage_error(f"--watchdog expects seconds > 0, got {value}")
+    if not watchdog_ok(value):
+        usage_error(f"--watchdog expects {WATCHDOG_FORMS}, got {value}")
     return value
 
 

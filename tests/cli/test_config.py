@@ -81,7 +81,14 @@ def test_a_replay_command_printed_under_a_config_runs_from_the_same_folder(
                 "TOML list of seeds >= 0 ([1, 5, 9]), got 0"
             ),
         ),
-        ("watchdog = -1\n", "[tool.retrychaos].watchdog: expected real seconds > 0, got -1"),
+        (
+            "watchdog = -1\n",
+            "[tool.retrychaos].watchdog: expected real seconds from 0.05 to 600, got -1",
+        ),
+        (
+            "watchdog = inf\n",
+            "[tool.retrychaos].watchdog: expected real seconds from 0.05 to 600, got inf",
+        ),
         (
             "controller = []\n",
             "[tool.retrychaos].controller: expected a controller name or a list of them, got []",

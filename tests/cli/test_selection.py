@@ -184,7 +184,14 @@ def test_invariant_judges_only_those_and_drops_scenarios_it_cannot_judge(project
         ),
         (["nowhere"], "error: no such file or directory: nowhere"),
         (["--jobs", "0"], "error: --jobs expects a count >= 1, got 0"),
-        (["--watchdog", "0"], "error: --watchdog expects seconds > 0, got 0.0"),
+        (["--watchdog", "0"], "error: --watchdog expects real seconds from 0.05 to 600, got 0.0"),
+        (["--watchdog", "nan"], "error: --watchdog expects real seconds from 0.05 to 600, got nan"),
+        (["--watchdog", "inf"], "error: --watchdog expects real seconds from 0.05 to 600, got inf"),
+        (
+            ["--watchdog", "1e-9"],
+            "error: --watchdog expects real seconds from 0.05 to 600, got 1e-09",
+        ),
+        (["--max-planned-calls", "0"], "error: --max-planned-calls expects a count >= 1, got 0"),
     ],
 )
 def test_bad_selections_are_usage_errors(project: Path, retrychaos, args, message):
