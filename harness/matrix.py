@@ -69,11 +69,13 @@ LABELS = {
     "retry_after_respected": "retry-after",
     "no_retry_on_permanent": "permanent",
     "argument_errors_to_model": "arguments",
+    "unknown_retried_at_most_once": "unknown",
     "unsafe_side_effects_not_replayed": "unsafe replay",
     "idempotency_key_stable": "key stable",
     "backoff_bounded_and_jittered": "backoff",
     "breaker_sheds_load": "breaker",
     "succeeds_when_possible": "succeeds",
+    "honest_outcomes": "honest",
     "audit_complete_and_redacted": "audit",
 }
 """Short column labels; an invariant not listed is shown by its id."""

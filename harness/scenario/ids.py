@@ -36,6 +36,10 @@ INVARIANT_DEFINITIONS: Final = MappingProxyType(
             "after a 400/422 the same arguments are not sent again, and the model gets "
             "model_fix with the server's code and field"
         ),
+        "unknown_retried_at_most_once": (
+            "after an error answer no rule classifies (a 500, 501, ...) a read-only "
+            "operation is sent at most once more and a side effect not again"
+        ),
         "unsafe_side_effects_not_replayed": (
             "a side-effect operation without a usable idempotency guarantee is not sent "
             "again after an attempt that may have reached the server"
@@ -54,6 +58,10 @@ INVARIANT_DEFINITIONS: Final = MappingProxyType(
         ),
         "succeeds_when_possible": (
             "when the faults clear within the budget and a retry is safe, the task succeeds"
+        ),
+        "honest_outcomes": (
+            "a call reported as a success has a successful attempt behind it, and a "
+            "failure carries one of the contract's decisions, never ok"
         ),
         "audit_complete_and_redacted": (
             "one audit record per attempt with the required fields, and no planted "
