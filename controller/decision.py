@@ -230,6 +230,9 @@ def _wait(
     )
 
 
+_STANDING_KINDS = frozenset({FailureKind.ARGUMENT, FailureKind.PERMANENT, FailureKind.UNKNOWN})
+
+
 def standing(
     *, verdict: Verdict, failure: Failure | None, semantics: ToolSemantics, reached: bool
 ) -> Standing | None:
@@ -239,14 +242,16 @@ def standing(
     budget refusal); `reached` says whether any attempt of the call may have
     reached the server. An unknown outcome of an unprotected side effect
     (`manual_check`) blocks the operation whatever the arguments; a permanent
-    rejection, an argument error, and any answer to an unprotected side effect
+    rejection, an argument error, a failure nobody can classify (UNKNOWN: its
+    one conservative retry, if any, belongs to the call that met it, and a
+    re-plan is one more retry), and any answer to an unprotected side effect
     that reached the server block the same arguments.
     """
     if verdict is Verdict.MANUAL_CHECK:
         return Standing.OPERATION
     if verdict is Verdict.OK:
         return None
-    if failure is not None and failure.kind in {FailureKind.ARGUMENT, FailureKind.PERMANENT}:
+    if failure is not None and failure.kind in _STANDING_KINDS:
         return Standing.ARGS
     if not semantics.repeatable and reached:
         return Standing.ARGS

@@ -21,12 +21,14 @@ from . import (
     backoff_bounded_and_jittered,
     breaker_sheds_load,
     deadline_adherence,
+    honest_outcomes,
     idempotency_key_stable,
     no_duplicate_side_effects,
     no_request_amplification,
     no_retry_on_permanent,
     retry_after_respected,
     succeeds_when_possible,
+    unknown_retried_at_most_once,
     unsafe_side_effects_not_replayed,
 )
 from .base import trace_order
@@ -47,11 +49,13 @@ ALL: tuple[Invariant, ...] = (
     retry_after_respected.INVARIANT,
     no_retry_on_permanent.INVARIANT,
     argument_errors_to_model.INVARIANT,
+    unknown_retried_at_most_once.INVARIANT,
     unsafe_side_effects_not_replayed.INVARIANT,
     idempotency_key_stable.INVARIANT,
     backoff_bounded_and_jittered.INVARIANT,
     breaker_sheds_load.INVARIANT,
     succeeds_when_possible.INVARIANT,
+    honest_outcomes.INVARIANT,
     audit_complete_and_redacted.INVARIANT,
 )
 """Every invariant, in the catalogue's order (docs/invariants.md)."""
@@ -67,11 +71,13 @@ LABELS: Final = MappingProxyType(
         "retry_after_respected": "retry-after",
         "no_retry_on_permanent": "permanent",
         "argument_errors_to_model": "arguments",
+        "unknown_retried_at_most_once": "unknown",
         "unsafe_side_effects_not_replayed": "unsafe replay",
         "idempotency_key_stable": "key stable",
         "backoff_bounded_and_jittered": "backoff",
         "breaker_sheds_load": "breaker",
         "succeeds_when_possible": "succeeds",
+        "honest_outcomes": "honest",
         "audit_complete_and_redacted": "audit",
     }
 )

@@ -202,14 +202,15 @@ class TraceBuilder:
         at: float,
         code: str | None = None,
         field: str | None = None,
+        ok: bool | None = None,
         **ids: Any,
     ) -> TraceEvent:
-        """Append the controller's decision for the current call."""
+        """Append the controller's decision for the current call (``ok``: by default, ok's)."""
         return self.emit(
             "decision",
             at,
             decision=decision,
-            ok=decision == "ok",
+            ok=decision == "ok" if ok is None else ok,
             code=code,
             field=field,
             error=None,

@@ -133,23 +133,24 @@ def test_replan_after_a_transient_failure_waits_the_backoff(clock):
 def test_replan_wait_is_measured_from_the_end_of_the_last_attempt(clock):
     """Time that passed since the last attempt ended counts toward the re-plan's wait."""
     ctl = controller(clock, policy=NO_JITTER)
-    tool = ScriptedTool(script=[status_error(500)])
-    keyed = {"side_effect": True, "idempotency_key": "k-1", "idempotency_supported": True}
-    assert replan(ctl, tool, {}, 1, **keyed)["decision"] == "stop"
+    tool = ScriptedTool(script=[transport_error(httpx.ConnectError)])
+    assert replan(ctl, tool, {}, 1, side_effect=True)["decision"] == "stop"
     clock.advance(0.25)
-    assert replan(ctl, tool, {}, 2, **keyed) == {"ok": True}
+    assert replan(ctl, tool, {}, 2, side_effect=True) == {"ok": True}
     assert clock.sleeps == [pytest.approx(0.15)]
 
 
 def test_replan_wait_counts_the_operations_attempts(clock):
-    """After three failed attempts of the operation, the re-plan waits the third backoff."""
+    """After two failed attempts of the operation, the next re-plan waits the second backoff."""
     policy = RetryPolicy(jitter_ratio=0.0, max_attempts_per_call=5, max_attempts_per_tool=5)
     ctl = controller(clock, policy=policy)
-    tool = ScriptedTool(script=[status_error(503), status_error(500), status_error(500)])
-    assert replan(ctl, tool, {}, 1)["attempts"] == 3
-    assert clock.sleeps == [0.4, 0.8]
-    assert replan(ctl, tool, {}, 2) == {"ok": True}
-    assert clock.sleeps == [0.4, 0.8, 1.6]
+    refused = transport_error(httpx.ConnectError)
+    tool = ScriptedTool(script=[refused, refused])
+    assert replan(ctl, tool, {}, 1, side_effect=True)["decision"] == "stop"
+    assert replan(ctl, tool, {}, 2, side_effect=True)["decision"] == "stop"
+    assert clock.sleeps == [0.4]
+    assert replan(ctl, tool, {}, 3, side_effect=True) == {"ok": True}
+    assert clock.sleeps == [0.4, pytest.approx(0.8)]
 
 
 def test_replan_after_success_is_not_delayed(clock):

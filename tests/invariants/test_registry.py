@@ -10,7 +10,7 @@ CATALOGUE = list(INVARIANT_IDS)
 
 
 def test_catalogue_order_and_ids():
-    """ALL lists the twelve invariants in DESIGN.md's order, with one-line summaries."""
+    """ALL lists the invariants in the catalogue's order, with one-line summaries."""
     assert [invariant.id for invariant in ALL] == CATALOGUE
     assert list(BY_ID) == CATALOGUE
     assert all(invariant.summary and "\n" not in invariant.summary for invariant in ALL)
@@ -23,8 +23,10 @@ def test_default_selection_follows_applies(scenario_of):
         "deadline_adherence",
         "no_retry_on_permanent",
         "argument_errors_to_model",
+        "unknown_retried_at_most_once",
         "backoff_bounded_and_jittered",
         "succeeds_when_possible",
+        "honest_outcomes",
         "audit_complete_and_redacted",
     ]
 

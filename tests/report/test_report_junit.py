@@ -25,13 +25,13 @@ IDS = ["no_request_amplification", "retry_after_respected", "breaker_sheds_load"
 
 
 def test_counts_follow_the_checked_invariants(tiny: RunDir) -> None:
-    """11 checked invariants x 2 runs = 22 cases; naive fails 4 of them, nothing errors."""
+    """13 checked invariants x 2 runs = 26 cases; naive fails 4 of them, nothing errors."""
     root = _junit(tiny)
-    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("22", "4", "0")
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("26", "4", "0")
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert {name: (s.get("tests"), s.get("failures")) for name, s in suites.items()} == {
-        "naive.report": ("11", "4"),
-        "reference.report": ("11", "0"),
+        "naive.report": ("13", "4"),
+        "reference.report": ("13", "0"),
     }
     names = [c.get("name") for c in suites["naive.report"].iter("testcase")]
     assert "seed1.breaker_sheds_load" not in names
@@ -83,7 +83,7 @@ def test_the_schema_check_catches_broken_documents(tiny: RunDir) -> None:
     ET.SubElement(suite, "failure")
     assert validate(root, SCHEMA) == [
         "testsuites/testsuite[0]: attribute tests='many' is not xs:nonNegativeInteger",
-        "testsuites/testsuite[0]: children " + "<testcase>" * 11 + "<failure> do not match "
+        "testsuites/testsuite[0]: children " + "<testcase>" * 13 + "<failure> do not match "
         "the content model",
         "testsuites/testsuite[0]/testcase[0]: required attribute 'name' is missing",
     ]

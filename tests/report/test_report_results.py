@@ -44,7 +44,7 @@ def test_results_json_carries_what_the_other_formats_need(tiny: RunDir) -> None:
     assert set(document["invariants"]) == set(document["invariant_ids"])
     scenario = document["scenarios"]["tiny-report"]
     assert "breaker_sheds_load" not in scenario["invariants"]
-    assert len(scenario["invariants"]) == 11
+    assert len(scenario["invariants"]) == 13
     assert scenario["yaml"].startswith("name: tiny-report\n")
     assert scenario["suite"] == "report"
 

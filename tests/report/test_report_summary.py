@@ -22,18 +22,23 @@ def test_totals_line(tiny: RunDir) -> None:
 
 
 def test_scenario_by_invariant_table_cells(tiny: RunDir) -> None:
-    """Columns are the invariants checked (I10 is not); ✗ marks exactly the violated ones."""
+    """Columns are the invariants checked (I11 is not); ✗ marks exactly the violated ones."""
     lines = _lines(tiny)
-    header = "| scenario | runs passed | I1 | I2 | I3 | I4 | I5 | I6 | I7 | I8 | I9 | I11 | I12 |"
+    header = (
+        "| scenario | runs passed | I1 | I2 | I3 | I4 | I5 | I6 | I7 | I8 | I9 | I10 | I12 | I13 "
+        "| I14 |"
+    )
     assert lines.count(header) == 2
     naive = lines.index("## naive")
     assert lines[naive + 2] == header
-    assert lines[naive + 4] == "| tiny-report | 0 / 1 | · | · | · | ✗ | · | · | ✗ | ✗ | ✗ | · | · |"
+    assert lines[naive + 4] == (
+        "| tiny-report | 0 / 1 | · | · | · | ✗ | · | · | · | ✗ | ✗ | ✗ | · | · | · |"
+    )
     reference = lines.index("## reference")
     assert lines[reference + 4] == (
-        "| tiny-report | 1 / 1 | · | · | · | · | · | · | · | · | · | · | · |"
+        "| tiny-report | 1 / 1 | · | · | · | · | · | · | · | · | · | · | · | · | · |"
     )
-    assert "I10 = " not in tiny.text("summary.md")
+    assert "I11 = " not in tiny.text("summary.md")
 
 
 def test_health_metrics_side_by_side(tiny: RunDir) -> None:

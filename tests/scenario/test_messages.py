@@ -22,8 +22,9 @@ DELETE = object()
 IDS = (
     "no_request_amplification, no_duplicate_side_effects, deadline_adherence, "
     "retry_after_respected, no_retry_on_permanent, argument_errors_to_model, "
-    "unsafe_side_effects_not_replayed, idempotency_key_stable, backoff_bounded_and_jittered, "
-    "breaker_sheds_load, succeeds_when_possible, audit_complete_and_redacted"
+    "unknown_retried_at_most_once, unsafe_side_effects_not_replayed, idempotency_key_stable, "
+    "backoff_bounded_and_jittered, breaker_sheds_load, succeeds_when_possible, "
+    "honest_outcomes, audit_complete_and_redacted"
 )
 KINDS = (
     "connect_timeout, connect_error, read_timeout, timeout_after_commit, reset_after_commit, "

@@ -91,7 +91,7 @@ def test_fault_models_cover_fault_types() -> None:
 
 
 def test_invariant_ids() -> None:
-    """The invariant ids are the twelve of the design, each with a one-line definition."""
+    """The invariant ids are the fourteen of the catalogue, each with a one-line definition."""
     assert INVARIANT_IDS == (
         "no_request_amplification",
         "no_duplicate_side_effects",
@@ -99,11 +99,13 @@ def test_invariant_ids() -> None:
         "retry_after_respected",
         "no_retry_on_permanent",
         "argument_errors_to_model",
+        "unknown_retried_at_most_once",
         "unsafe_side_effects_not_replayed",
         "idempotency_key_stable",
         "backoff_bounded_and_jittered",
         "breaker_sheds_load",
         "succeeds_when_possible",
+        "honest_outcomes",
         "audit_complete_and_redacted",
     )
     assert all(text and "\n" not in text for text in INVARIANT_DEFINITIONS.values())

@@ -131,7 +131,7 @@ class RuleFollower:
         self.budgets: dict[str, TaskBudget] = {}
         self.breakers: dict[str, Breaker] = {}
         self.final: dict[tuple[str, str], dict[str, Any]] = {}
-        """Answers that stand for an operation and its arguments (permanent, argument errors)."""
+        """Answers that stand for an operation and its arguments (permanent, argument, unknown)."""
         self.unsafe: dict[str, dict[str, Any]] = {}
         """Side-effect operations that may have landed and must never be sent again."""
 
@@ -380,7 +380,7 @@ class RuleFollower:
                 if name in body
             }
         answer = self.give_up(decision, failure.error, **extra)
-        if failure.kind in {ARGUMENT, PERMANENT}:
+        if failure.kind in {ARGUMENT, PERMANENT, UNKNOWN}:  # a re-plan is one more retry
             self.final[(ctx.operation_id, fp)] = answer
         elif failure.reached and not self.repeatable(ctx):
             self.unsafe[ctx.operation_id] = self.give_up(
@@ -498,6 +498,35 @@ class PerCallBudget(RuleFollower):
         return ctx.call_id
 
 
+class RetriesUnknown(RuleFollower):
+    """Treats an error it cannot classify (a 500) as transient: retries it like a 503."""
+
+    def classify(self, exc: BaseException) -> Failure:
+        """UNKNOWN becomes TRANSIENT."""
+        failure = super().classify(exc)
+        return _as_transient(failure) if failure.kind == UNKNOWN else failure
+
+
+def _as_transient(failure: Failure) -> Failure:
+    return Failure(
+        kind=TRANSIENT,
+        error=failure.error,
+        reached=failure.reached,
+        status=failure.status,
+        retry_after=failure.retry_after,
+        body=failure.body,
+    )
+
+
+class ClaimsSuccess(RuleFollower):
+    """Hands the agent an empty result when it gives up, as if the call had worked."""
+
+    def give_up(self, decision: str, error: str, **extra: Any) -> dict[str, Any]:
+        """An empty success instead of the seed-style failure."""
+        del decision, error, extra
+        return {}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Broken:
     """A broken variant, the invariant it must violate, and a scenario that shows it."""
@@ -537,6 +566,16 @@ BROKEN: tuple[Broken, ...] = (
         scenario="fixable-422",
     ),
     Broken(
+        controller=RetriesUnknown,
+        invariant="unknown_retried_at_most_once",
+        scenario="500-on-keyed-side-effect",
+    ),
+    Broken(
+        controller=RetriesUnknown,
+        invariant="unknown_retried_at_most_once",
+        scenario="unparseable-error",
+    ),
+    Broken(
         controller=ReplaysUnsafeSideEffects,
         invariant="unsafe_side_effects_not_replayed",
         scenario="commit-timeout-no-keys",
@@ -561,6 +600,7 @@ BROKEN: tuple[Broken, ...] = (
     Broken(
         controller=NeverRetries, invariant="succeeds_when_possible", scenario="burst-503-clears"
     ),
+    Broken(controller=ClaimsSuccess, invariant="honest_outcomes", scenario="forbidden-403"),
     Broken(
         controller=LeaksSecrets, invariant="audit_complete_and_redacted", scenario="planted-secrets"
     ),

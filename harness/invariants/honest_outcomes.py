@@ -1,0 +1,151 @@
+"""``honest_outcomes``: a controller claims no success it did not have, and no contradiction.
+
+What the controller returns for one invocation (its ``decision`` event) must
+agree with what the servers saw:
+
+- a success (any return that is not a ``{"ok": False, "decision": ...}``
+  dict: a result, ``None``, a list) needs an attempt behind it that
+  succeeded by then (2xx, or answered from the service's deduplication
+  record): an attempt of the same op, or, for a cached read, of the same
+  tool with the same arguments by the same agent earlier on. A controller
+  that answers without ever reaching the tool, or after an attempt that
+  failed or whose answer was lost, tested nothing and says otherwise;
+- a failure says which one: ``{"ok": False, "decision": "ok"}`` is a
+  contradiction, and a decision outside the contract's list
+  (``ok``, ``model_fix``, ``stop``, ``budget_exhausted``,
+  ``deadline_exceeded``, ``manual_check``, ``circuit_open``) is one the
+  agent cannot act on.
+
+Applies to every scenario; one violation per invocation.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .base import Violation, fmt_t, violation_at
+from .index import OK_OUTCOMES, index_of
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..world.spec import Scenario
+    from ..world.trace import TraceEvent
+
+__all__ = ["DECISIONS", "INVARIANT", "HonestOutcomes"]
+
+ID = "honest_outcomes"
+DECISIONS = (
+    "ok",
+    "model_fix",
+    "stop",
+    "budget_exhausted",
+    "deadline_exceeded",
+    "manual_check",
+    "circuit_open",
+)
+"""The decisions the plug-in contract lets a controller return."""
+_HARNESS_DECISIONS = frozenset({"raised"})
+"""Decisions the harness records itself (the controller raised)."""
+
+
+class HonestOutcomes:
+    """A success has a successful attempt behind it; a failure names a decision of the contract."""
+
+    __slots__ = ()
+    id = ID
+    scope = "agent"
+    summary = (
+        "a call reported as a success has a successful attempt behind it (or a deduplicated "
+        "answer), and a failure carries one of the contract's decisions, never ok"
+    )
+
+    def applies(self, scenario: Scenario) -> bool:
+        """Apply to every scenario."""
+        del scenario
+        return True
+
+    def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
+        """Compare each decision with the successes the servers recorded before it."""
+        del scenario
+        index = index_of(events)
+        succeeded_ops: set[str | None] = set()
+        succeeded_reads: set[tuple[int | None, str | None, Any]] = set()
+        violations: list[Violation] = []
+        for event in events:
+            if event.kind == "response":
+                if event.data.get("outcome") in OK_OUTCOMES:
+                    attempt = index.by_response.get(event.seq)
+                    succeeded_ops.add(event.op)
+                    if attempt is not None:
+                        succeeded_reads.add((event.agent, event.tool, attempt.args))
+                continue
+            if event.kind != "decision" or event.call is None:
+                continue
+            info = index.calls.get(event.call)
+            if info is None or info.decision is not event:
+                continue
+            problem = _problem(event, info.start, succeeded_ops, succeeded_reads)
+            if problem is not None:
+                violations.append(_violation(event, info.attempts, *problem))
+        return violations
+
+
+def _problem(
+    decision: TraceEvent,
+    start: TraceEvent | None,
+    succeeded_ops: set[str | None],
+    succeeded_reads: set[tuple[int | None, str | None, Any]],
+) -> tuple[str, str, str] | None:
+    """``(what is wrong, expected, actual)`` for one decision, or None if it is honest."""
+    data = decision.data
+    name = data.get("decision")
+    if not data.get("ok"):
+        if name == "ok":
+            return (
+                'returned {"ok": False, "decision": "ok"}: a failure cannot carry the decision ok',
+                "a failure's decision other than ok",
+                "decision ok with ok false",
+            )
+        if name in DECISIONS or name in _HARNESS_DECISIONS:
+            return None
+        return (
+            f"returned the decision {name!r}, which the agent cannot act on; expected one of "
+            + ", ".join(DECISIONS),
+            "a decision of the contract",
+            f"decision {name!r}",
+        )
+    if decision.op in succeeded_ops:
+        return None
+    args = None if start is None else start.data.get("args")
+    if (decision.agent, decision.tool, args) in succeeded_reads:
+        return None
+    return (
+        (
+            "was reported as a success, but no attempt of the operation succeeded by then; "
+            "a controller must not claim a result it did not get"
+        ),
+        "a successful attempt (2xx or deduplicated) before a success is reported",
+        "no successful attempt",
+    )
+
+
+def _violation(
+    decision: TraceEvent, attempts: Sequence[Any], problem: str, expected: str, actual: str
+) -> Violation:
+    made = len(attempts)
+    return violation_at(
+        ID,
+        decision,
+        attempt=None,
+        message=(
+            f"task {decision.task}: call {decision.call} of op {decision.op} to {decision.tool} "
+            f"({made} attempt{'' if made == 1 else 's'} in this call) {problem}; decided at "
+            f"{fmt_t(decision.at)}"
+        ),
+        expected=expected,
+        actual=actual,
+    )
+
+
+INVARIANT = HonestOutcomes()
