@@ -9,11 +9,14 @@ import pytest
 
 from retrychaos.cli.selection import keyword_matcher
 from retrychaos.errors import HarnessInputError
+from retrychaos.scenario.library import library_path
 from retrychaos.seeds import parse_seeds
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+SHIPPED = len(list(library_path().rglob("*.yaml")))
+"""Scenarios in the shipped library (the deselected counts depend on it)."""
 SEEDS_ERROR = (
     "expected a count N >= 1 (seeds 1..N), a comma-separated list of seeds >= 0 (3,7,11) "
     "or a range A-B of seeds >= 0 with A <= B (1-10), got {!r}"
@@ -106,7 +109,7 @@ def test_k_and_tag_select_from_the_shipped_library(project: Path, retrychaos):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0] == (
-        "collected 4 cases: 2 scenarios x 1 controller x 2 seeds (26 scenarios deselected)"
+        f"collected 4 cases: 2 scenarios x 1 controller x 2 seeds ({SHIPPED - 2} scenarios deselected)"
     )
     assert _ran(project) == [
         ("brownout-20pct", 1),
@@ -121,7 +124,8 @@ def test_without_seeds_each_scenario_runs_its_own(project: Path, retrychaos):
     result = retrychaos("run", "-k", "burst-503-clears", "--report", "out", cwd=project)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0] == (
-        "collected 3 cases: 1 scenario x 1 controller x their seeds (27 scenarios deselected)"
+        f"collected 3 cases: 1 scenario x 1 controller x their seeds ({SHIPPED - 1} scenarios "
+        "deselected)"
     )
     assert _ran(project) == [("burst-503-clears", n) for n in (1, 2, 3)]
 
@@ -170,16 +174,17 @@ def test_invariant_judges_only_those_and_drops_scenarios_it_cannot_judge(project
             (
                 "error: --invariant expects an invariant id (no_request_amplification, "
                 "no_duplicate_side_effects, deadline_adherence, retry_after_respected, "
-                "no_retry_on_permanent, argument_errors_to_model, unsafe_side_effects_not_replayed, "
-                "idempotency_key_stable, backoff_bounded_and_jittered, breaker_sheds_load, "
-                "succeeds_when_possible, audit_complete_and_redacted), got no_retries"
+                "no_retry_on_permanent, argument_errors_to_model, unknown_retried_at_most_once, "
+                "unsafe_side_effects_not_replayed, idempotency_key_stable, "
+                "backoff_bounded_and_jittered, breaker_sheds_load, succeeds_when_possible, "
+                "honest_outcomes, audit_complete_and_redacted), got no_retries"
             ),
         ),
         (
             ["-k", "zzz", "--tag", "fleet"],
             (
                 "error: no scenario matches the selection (-k zzz --tag fleet); "
-                "28 scenario(s) deselected"
+                f"{SHIPPED} scenario(s) deselected"
             ),
         ),
         (["nowhere"], "error: no such file or directory: nowhere"),
