@@ -126,7 +126,8 @@ def run_asyncio(agents: int, tasks: int, seed: int, spread: float) -> dict[str, 
     """The model as plain asyncio tasks on the virtual loop (``asyncio.sleep``), no harness."""
     import asyncio  # noqa: PLC0415
 
-    from retrychaos.world.clock import VirtualClock, VirtualEventLoop  # noqa: PLC0415
+    from retrychaos.world.clock import VirtualClock  # noqa: PLC0415
+    from retrychaos.world.loop import VirtualEventLoop  # noqa: PLC0415
 
     started = time.perf_counter()
     clock = VirtualClock()

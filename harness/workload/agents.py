@@ -15,11 +15,14 @@ import inspect
 import random
 from typing import TYPE_CHECKING, Any
 
-from ..contract import Ctx, SdkLayer, SyncTool, Tool, agent_key, plant_secret, redact
-from ..world.clock import sleep
+from ..canaries import agent_key, plant_secret, redact
+from ..contract import Ctx
 from ..world.context import CURRENT_CALL, CallMeta
-from ..world.service import cached_args_digest
-from ..world.trace import digest, stable_text
+from ..world.digests import cached_args_digest, digest
+from ..world.loop import sleep
+from ..world.sdk import SdkLayer
+from ..world.tool import SyncTool, Tool
+from ..world.trace import stable_text
 from .model import Model, Outcome, read_result
 
 if TYPE_CHECKING:
@@ -27,10 +30,11 @@ if TYPE_CHECKING:
 
     from faker import Faker
 
-    from ..world.clock import VirtualClock, VirtualEventLoop
-    from ..world.service import Services
+    from ..world.clock import VirtualClock
+    from ..world.loop import VirtualEventLoop
+    from ..world.recorder import Recorder
+    from ..world.services import Services
     from ..world.spec import Scenario
-    from ..world.trace import Recorder
 
 
 def agent_rng(seed: int, agent: int) -> random.Random:

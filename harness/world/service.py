@@ -27,9 +27,10 @@ for reads and side effects alike.
 
 :meth:`SimulatedService.serve` is the transport-independent core: it takes
 the attempt's arguments and key, records every event, waits, and returns an
-:data:`Answer`; each transport turns that into what its client sees (the
-direct one builds httpx objects only when the attempt failed, see
-:mod:`retrychaos.world.transport`).
+:data:`~retrychaos.world.answer.Answer`; each transport turns that into what
+its client sees (the direct one builds httpx objects only when the attempt
+failed, see :mod:`retrychaos.world.transport`). A run's services are
+:class:`~retrychaos.world.services.Services`.
 """
 
 from __future__ import annotations
@@ -44,34 +45,27 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from . import responses
+from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT, to_response
+from .clock import NS_PER_S
+from .digests import cached_args_digest, digest
 from .faults import select_rule
 from .idempotency import IdempotencyStore, StoredResult
 from .ratelimit import TokenBucket
+from .responses import ReadOk
 from .spec import NEVER_REACHES_SERVER, FaultType
-from .trace import NS_PER_S, args_digest, digest
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Mapping
 
+    from .answer import Answer
     from .clock import VirtualClock
     from .context import CallMeta
+    from .recorder import Recorder
     from .responses import Reply
-    from .spec import Contract, FaultRule, RetryAfter, ToolSpec
-    from .trace import Recorder
+    from .spec import Contract, FaultRule, ToolSpec
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
-# How an attempt ended (the first item of an ``Answer``).
-ANSWERED = 0
-"""The server's answer arrived: ``(ANSWERED, reply, Retry-After header or None)``."""
-CONNECT_TIMEOUT = 1
-"""``httpx.ConnectTimeout``: the server never saw the request."""
-CONNECT_ERROR = 2
-"""``httpx.ConnectError``: the server never saw the request."""
-READ_TIMEOUT = 3
-"""``httpx.ReadTimeout``: no answer within the client's timeout."""
-READ_ERROR = 4
-"""``httpx.ReadError``: the connection was reset after the server committed."""
 _PRE_COMMIT = frozenset(
     {FaultType.STATUS, FaultType.ARGUMENT, FaultType.UNPARSEABLE, FaultType.READ_TIMEOUT}
 )
@@ -114,40 +108,6 @@ class _Plan:
     """The operation's effect exists (committed or replayed by this attempt)."""
 
 
-class ReadOk:
-    """A read's ``200``, decided but not encoded.
-
-    ``value`` is what the client's ``response.json()`` gives; the direct
-    transport hands it over as it is, and only the http transport pays for
-    :attr:`body` (the bytes :func:`responses.success` makes).
-    """
-
-    __slots__ = ("_args", "_result_id", "_tool", "value")
-    status = 200
-    outcome = "ok"
-    content_type = responses.JSON
-    code: str | None = None
-    field: str | None = None
-    retry_after: RetryAfter | None = None
-
-    def __init__(self, *, result_id: str, tool: str, args: Mapping[str, Any]) -> None:
-        """Decide the answer now: ``echo`` reads ``args`` at the moment the server does."""
-        self._result_id = result_id
-        self._tool = tool
-        self._args = args
-        self.value: dict[str, Any] = {
-            "ok": True,
-            "id": result_id,
-            "tool": tool,
-            "echo": responses.echo(args),
-        }
-
-    @property
-    def body(self) -> bytes:
-        """The response body, byte for byte what :func:`responses.success` gives."""
-        return responses.success(result_id=self._result_id, tool=self._tool, args=self._args).body
-
-
 class Pending:
     """An attempt the server has decided on, whose end the client still waits for."""
 
@@ -171,10 +131,6 @@ class Pending:
         """What to await (None: the attempt ends now)."""
         self.timer: Any = None
         """The wake-up of ``waiter`` (cancel it when done waiting)."""
-
-
-Answer = tuple[int, "Reply | ReadOk | None", str | None]
-"""How one attempt ended: ``(kind, reply, retry_after)`` (see ``ANSWERED``...``READ_ERROR``)."""
 
 
 class SimulatedService:
@@ -549,60 +505,6 @@ class SimulatedService:
         )
 
 
-class Services:
-    """Every simulated service of a run, reached by URL host or by tool name."""
-
-    __slots__ = ("_by_host", "by_name", "direct")
-
-    def __init__(
-        self,
-        specs: Iterable[ToolSpec],
-        *,
-        recorder: Recorder,
-        clock: VirtualClock,
-        contract: Contract,
-    ) -> None:
-        """Create one service per tool; tool names must be unique."""
-        self.by_name: dict[str, SimulatedService] = {}
-        self._by_host: dict[str, SimulatedService] = {}
-        for spec in specs:
-            if spec.name in self.by_name:
-                msg = f"Expected unique tool names but got name={spec.name!r} twice"
-                raise ValueError(msg)
-            service = SimulatedService(spec, recorder=recorder, clock=clock, contract=contract)
-            self.by_name[spec.name] = service
-            self._by_host[httpx.URL(spec.base_url).host] = service
-        # The tools a direct attempt may reach by name: exactly those a request
-        # to the tool's URL reaches by host (the direct transport's shortcut).
-        self.direct: dict[str, SimulatedService] = {
-            name: service
-            for name, service in self.by_name.items()
-            if service.url is not None and self._by_host.get(service.url.host) is service
-        }
-
-    def __iter__(self) -> Iterator[SimulatedService]:
-        """The services, in the order their tools were given."""
-        return iter(self.by_name.values())
-
-    def for_request(self, request: httpx.Request) -> SimulatedService:
-        """The service at ``request``'s host.
-
-        Raises:
-            httpx.ConnectError: no tool is served at that host (as DNS would say).
-        """
-        service = self._by_host.get(request.url.host)
-        if service is None:
-            msg = f"[Errno -2] Name or service not known: {request.url.host!r} is no simulated tool"
-            raise httpx.ConnectError(msg, request=request)
-        return service
-
-    async def handle(
-        self, request: httpx.Request, meta: CallMeta | None, *, timeout_s: float
-    ) -> httpx.Response:
-        """Dispatch to the service at the request's host (see :meth:`SimulatedService.handle`)."""
-        return await self.for_request(request).handle(request, meta, timeout_s=timeout_s)
-
-
 def _idempotency_rejection(stored: StoredResult, attempt: _Attempt) -> Reply | None:
     """422 for a key reused with other arguments (checked first); 409 while the first runs."""
     if stored.args != attempt.args_d:
@@ -610,81 +512,6 @@ def _idempotency_rejection(stored: StoredResult, attempt: _Attempt) -> Reply | N
     if attempt.start_ns < stored.done_ns:
         return responses.idempotency_in_flight()
     return None
-
-
-def to_response(answer: Answer, request: httpx.Request) -> httpx.Response:
-    """The ``httpx.Response`` for ``answer`` to ``request``, or raise what httpx would."""
-    kind, reply, retry_after = answer
-    if kind == CONNECT_TIMEOUT:
-        raise httpx.ConnectTimeout("timed out", request=request)
-    if kind == CONNECT_ERROR:
-        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
-    if kind == READ_ERROR:
-        raise httpx.ReadError("[Errno 104] Connection reset by peer", request=request)
-    if kind == READ_TIMEOUT or reply is None:
-        raise httpx.ReadTimeout("timed out", request=request)
-    headers = {"Content-Type": reply.content_type}
-    if retry_after is not None:
-        headers["Retry-After"] = retry_after
-    return httpx.Response(reply.status, headers=headers, content=reply.body, request=request)
-
-
-_DIGESTS: dict[Any, str] = {}
-_FLAT_SEEN: dict[tuple[Any, ...], tuple[type, ...]] = {}
-_MEMO_MAX = 4096
-# No floats: 0.0 == -0.0 (same hash) but JSON tells them apart.
-_FLAT = frozenset({str, int, bool, type(None)})
-
-
-def flat_key(args: Any) -> tuple[Any, ...] | None:
-    """A hashable stand-in for a flat argument dict, or None for anything else.
-
-    Flat: a ``dict`` of ASCII ``str`` names to ASCII ``str``, ``int``, ``bool``
-    or ``None`` values. Two dicts with equal keys give the same JSON (same
-    bytes, same digest): the key keeps the order and the type of every value
-    (``1 == True`` in Python, not in JSON).
-    """
-    if type(args) is not dict:
-        return None
-    items = tuple(args.items())
-    types = tuple(map(type, args.values()))
-    try:
-        seen = _FLAT_SEEN.get(items)
-    except TypeError:  # an unhashable value: not flat
-        return None
-    if seen != types:
-        if not _FLAT.issuperset(types):
-            return None
-        try:
-            names = "".join(args)
-        except TypeError:  # a name that is not a str
-            return None
-        if not names.isascii():
-            return None
-        if str in types and not "".join(v for v in args.values() if type(v) is str).isascii():
-            return None
-        if len(_FLAT_SEEN) >= _MEMO_MAX:
-            _FLAT_SEEN.clear()
-        _FLAT_SEEN[items] = types
-    return (items, types)
-
-
-def cached_args_digest(args: Mapping[str, Any], memo_key: tuple[Any, ...] | None = None) -> str:
-    """``args_digest(args)``, remembered for flat argument dicts (a fleet repeats them).
-
-    ``memo_key``: ``flat_key(args)`` if the caller has it. See :func:`flat_key`;
-    anything else is digested every time. The memory is bounded.
-    """
-    if memo_key is None:
-        memo_key = flat_key(args)
-        if memo_key is None:
-            return args_digest(args)
-    found = _DIGESTS.get(memo_key)
-    if found is None:
-        if len(_DIGESTS) >= _MEMO_MAX:
-            _DIGESTS.clear()
-        found = _DIGESTS[memo_key] = args_digest(args)
-    return found
 
 
 def _json_args(request: httpx.Request) -> dict[str, Any]:
