@@ -1,4 +1,4 @@
-"""The "storm" fleet benchmark (shared/bench/WORKLOAD.md), three ways side by side.
+"""The "storm" fleet benchmark (docs/performance.md, "The yardstick"), three ways side by side.
 
     python benchmarks/storm.py --agents 1000
 
@@ -57,7 +57,7 @@ EXTRA = ("asyncio",)
 CONTROLLERS = {"minimal": "benchmarks.storm_controller:factory", "reference": "reference"}
 TOLERANCE = 0.02
 
-# Workload constants (WORKLOAD.md).
+# Workload constants (docs/performance.md, "The yardstick": the storm workload).
 LATENCY = 0.05
 OUTAGE = (60.0, 120.0)
 FAIL_P = 0.01

@@ -10,7 +10,7 @@ CATALOGUE = list(INVARIANT_IDS)
 
 
 def test_catalogue_order_and_ids():
-    """ALL lists the twelve invariants in DESIGN.md's order, with one-line summaries."""
+    """ALL lists the twelve invariants in the catalogue's order, with one-line summaries."""
     assert [invariant.id for invariant in ALL] == CATALOGUE
     assert list(BY_ID) == CATALOGUE
     assert all(invariant.summary and "\n" not in invariant.summary for invariant in ALL)
