@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from .world.recorder import Recorder
+    from .world.trace import AuditData
 
 _PLAIN_INT_BITS = 64
 
@@ -67,19 +68,12 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
             (meta.agent, meta.task, meta.call, meta.op) if meta else (None, None, None, None)
         )
         if not isinstance(record, dict):
-            recorder.record(
-                "audit",
-                agent,
-                task,
-                call,
-                op,
-                None,
-                {
-                    "record": {"invalid": type(record).__name__},
-                    "leaks": [],
-                    "missing": list(AUDIT_FIELDS),
-                },
-            )
+            invalid: AuditData = {
+                "record": {"invalid": type(record).__name__},
+                "leaks": [],
+                "missing": list(AUDIT_FIELDS),
+            }
+            recorder.record("audit", agent, task, call, op, None, invalid)
             return
         plain = _is_plain(record)
         text = "" if plain else json.dumps(record, sort_keys=True, default=str)
@@ -97,14 +91,7 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
                 leaks.append("raw_key")
         stored = {name: record[name] for name in sorted(record)} if plain else json.loads(text)
         missing = [name for name in AUDIT_FIELDS if name not in record]
-        recorder.record(
-            "audit",
-            agent,
-            task,
-            call,
-            op,
-            None,
-            {"record": stored, "leaks": leaks, "missing": missing},
-        )
+        checked: AuditData = {"record": stored, "leaks": leaks, "missing": missing}
+        recorder.record("audit", agent, task, call, op, None, checked)
 
     return sink

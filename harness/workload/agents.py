@@ -35,6 +35,14 @@ if TYPE_CHECKING:
     from ..world.recorder import Recorder
     from ..world.services import Services
     from ..world.spec import Scenario
+    from ..world.trace import (
+        CallStartData,
+        DecisionData,
+        HookErrorData,
+        ModelData,
+        TaskEndData,
+        TaskStartData,
+    )
 
 
 def agent_rng(seed: int, agent: int) -> random.Random:
@@ -96,7 +104,8 @@ class Fleet:
         clock = self.clock
         deadline = clock.now() + self.contract.deadline_s
         record = self.recorder.record
-        record("task_start", agent, task, None, None, None, {"deadline": deadline})
+        start: TaskStartData = {"deadline": deadline}
+        record("task_start", agent, task, None, None, None, start)
         ok = True
         for j, call in enumerate(self.workload.calls):
             if clock.now() >= deadline:
@@ -115,7 +124,8 @@ class Fleet:
             ):
                 ok = False
                 break
-        record("task_end", agent, task, None, None, None, {"ok": ok})
+        end: TaskEndData = {"ok": ok}
+        record("task_end", agent, task, None, None, None, end)
         await self._task_done(agent, task)
 
     async def _task_done(self, agent: int, task: str) -> None:
@@ -128,15 +138,11 @@ class Fleet:
             if inspect.isawaitable(result):
                 await result
         except Exception as exc:
-            self.recorder.record(
-                "hook_error",
-                agent,
-                task,
-                None,
-                None,
-                None,
-                {"hook": "task_done", "error": _short(f"{type(exc).__name__}: {exc}")},
-            )
+            error: HookErrorData = {
+                "hook": "task_done",
+                "error": _short(f"{type(exc).__name__}: {exc}"),
+            }
+            self.recorder.record("hook_error", agent, task, None, None, None, error)
 
     async def _operation(  # noqa: PLR0917 (one operation's identity, passed through)
         self,
@@ -157,21 +163,14 @@ class Fleet:
         while True:
             invocation += 1
             call = f"{op}-i{invocation}"
-            record(
-                "call_start",
-                agent,
-                task,
-                call,
-                op,
-                tool_name,
-                {
-                    "invocation": invocation,
-                    "side_effect": spec.side_effect,
-                    "idempotency_supported": spec.idempotency,
-                    "key": digest(key) if key else None,
-                    "args": cached_args_digest(args),
-                },
-            )
+            started: CallStartData = {
+                "invocation": invocation,
+                "side_effect": spec.side_effect,
+                "idempotency_supported": spec.idempotency,
+                "key": digest(key) if key else None,
+                "args": cached_args_digest(args),
+            }
+            record("call_start", agent, task, call, op, tool_name, started)
             ctx = _new_ctx(
                 task,
                 call,
@@ -202,21 +201,14 @@ class Fleet:
             else:
                 outcome = await self._invoke(spec, meta, args, ctx)
             extra = outcome[1]
-            record(
-                "decision",
-                agent,
-                task,
-                call,
-                op,
-                tool_name,
-                {
-                    "decision": outcome[0].decision,
-                    "ok": outcome[0].ok,
-                    "code": extra.get("code"),
-                    "field": extra.get("field"),
-                    "error": extra.get("error"),
-                },
-            )
+            decided: DecisionData = {
+                "decision": outcome[0].decision,
+                "ok": outcome[0].ok,
+                "code": extra.get("code"),
+                "field": extra.get("field"),
+                "error": extra.get("error"),
+            }
+            record("decision", agent, task, call, op, tool_name, decided)
             if outcome[0].ok:
                 return True
             if self.clock.now() >= deadline:
@@ -224,9 +216,8 @@ class Fleet:
             move = model.react(outcome[0], args, replans=replans, fixes=fixes)
             if not move.again or move.args is None:
                 return False
-            record(
-                "model", agent, task, call, op, None, {"action": move.action, "detail": move.detail}
-            )
+            reaction: ModelData = {"action": move.action, "detail": move.detail}
+            record("model", agent, task, call, op, None, reaction)
             if move.action == "fix":
                 fixes += 1
             else:

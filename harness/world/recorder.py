@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from .clock import NS_PER_S, VirtualClock
 from .tally import Tally
 from .trace import EVENT_SETTERS, FAST_EVENTS, TraceEvent, make_event
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 _FAST = FAST_EVENTS
 _new = object.__new__
@@ -119,7 +122,7 @@ class Recorder:
         call: str | None,
         op: str | None,
         tool: str | None,
-        data: dict[str, Any],
+        data: Mapping[str, Any],
     ) -> None:
         """Record one event (positional form of :meth:`emit`, for the hot path).
 
@@ -167,7 +170,7 @@ class Recorder:
         self._last_ns = -1  # the next event, if any, recomputes its time
         self._emit_at(self._last_at if self._seq else 0.0, kind, dict(data))
 
-    def _emit_at(self, at: float, kind: str, data: dict[str, Any]) -> None:
+    def _emit_at(self, at: float, kind: str, data: Mapping[str, Any]) -> None:
         seq = self._seq
         self._seq = seq + 1
         if not self._keep:

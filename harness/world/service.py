@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from .recorder import Recorder
     from .responses import Reply
     from .spec import Contract, FaultRule, ToolSpec
+    from .trace import CommitData, DedupData, RequestData, ResponseData
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
@@ -287,19 +288,16 @@ class SimulatedService:
         rule = select_rule(self.spec.faults, n=tried, at_s=start_ns / NS_PER_S, args=args, rng=rng)
         layer = meta.layer if meta is not None else "controller"
         if rule is not None and rule.fault in NEVER_REACHES_SERVER:
-            self._emit(
-                "request",
-                who,
-                {
-                    "reached": False,
-                    "n": None,
-                    "key": key,
-                    "args": args_d,
-                    "layer": layer,
-                    "method": method,
-                    "path": path,
-                },
-            )
+            missed: RequestData = {
+                "reached": False,
+                "n": None,
+                "key": key,
+                "args": args_d,
+                "layer": layer,
+                "method": method,
+                "path": path,
+            }
+            self._emit("request", who, missed)
             if rule.fault is FaultType.CONNECT_TIMEOUT:
                 # The client waits its timeout for a connection that never comes.
                 connect = _Plan(None, 0, FaultType.CONNECT_TIMEOUT)
@@ -307,19 +305,16 @@ class SimulatedService:
             self._respond(who, None, rule.fault.value, start_ns)
             return CONNECT_ERROR, None, None
         self._attempts[op] = n
-        self._emit(
-            "request",
-            who,
-            {
-                "reached": True,
-                "n": n,
-                "key": key,
-                "args": args_d,
-                "layer": layer,
-                "method": method,
-                "path": path,
-            },
-        )
+        received: RequestData = {
+            "reached": True,
+            "n": n,
+            "key": key,
+            "args": args_d,
+            "layer": layer,
+            "method": method,
+            "path": path,
+        }
+        self._emit("request", who, received)
         attempt = _Attempt(who, args, args_d, raw_key, start_ns)
         plan = self._plan(rule, attempt, rng)
         return self._schedule(plan, who, n, start_ns, timeout_s)
@@ -377,11 +372,13 @@ class SimulatedService:
             ), False
         key = digest(raw_key) if raw_key is not None else None
         if stored is not None:
-            self._emit("dedup", attempt.who, {"key": key, "effect": stored.effect})
+            dedup: DedupData = {"key": key, "effect": stored.effect}
+            self._emit("dedup", attempt.who, dedup)
             return responses.replayed(status=stored.status, body=stored.body), True
         self._effects += 1
         effect = f"{spec.name}-{self._effects}"
-        self._emit("commit", attempt.who, {"effect": effect, "key": key})
+        commit: CommitData = {"effect": effect, "key": key}
+        self._emit("commit", attempt.who, commit)
         reply = responses.success(result_id=effect, tool=spec.name, args=attempt.args)
         if spec.idempotency and raw_key is not None:
             # In flight until the server's (possibly lost) answer is ready.
@@ -469,7 +466,7 @@ class SimulatedService:
             return _to_ns(spec.latency_s + rng.uniform(0.0, spec.latency_jitter_s))
         return self._latency
 
-    def _emit(self, kind: str, who: _Who, data: dict[str, Any]) -> None:
+    def _emit(self, kind: str, who: _Who, data: Mapping[str, Any]) -> None:
         self._recorder.record(kind, who[0], who[1], who[2], who[3], self._name, data)
 
     def _respond(
@@ -485,24 +482,19 @@ class SimulatedService:
         field: str | None = None,
     ) -> None:
         clock = self._clock
-        self._emit(
-            "response",
-            who,
-            {
-                "n": n,
-                "outcome": outcome,
-                "status": status,
-                "retry_after": retry_after,
-                "retry_after_at": None
-                if retry_after is None
-                else responses.retry_after_at(
-                    retry_after, now_ns=clock.now_ns(), epoch=clock.epoch
-                ),
-                "code": code,
-                "field": field,
-                "started": round(started_ns / NS_PER_S, 9),
-            },
-        )
+        data: ResponseData = {
+            "n": n,
+            "outcome": outcome,
+            "status": status,
+            "retry_after": retry_after,
+            "retry_after_at": None
+            if retry_after is None
+            else responses.retry_after_at(retry_after, now_ns=clock.now_ns(), epoch=clock.epoch),
+            "code": code,
+            "field": field,
+            "started": round(started_ns / NS_PER_S, 9),
+        }
+        self._emit("response", who, data)
 
 
 def _idempotency_rejection(stored: StoredResult, attempt: _Attempt) -> Reply | None:
