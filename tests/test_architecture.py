@@ -23,13 +23,6 @@ MODULES = sorted(HARNESS.rglob("*.py"))
 
 MAX_LINES = 400
 LONGER = {
-    "world/service.py": (
-        560,
-        (
-            "one attempt's nine steps (the module docstring) are one class on the hot path; "
-            "what is not that class (answers, the service registry, digests) lives elsewhere"
-        ),
-    ),
     "runner.py": (
         450,
         "a case's whole life (world, workload, judging, three trace modes) in one place",

@@ -16,6 +16,9 @@ transport carried it, in this order:
 8. post-commit faults (timeout_after_commit, reset_after_commit, slow);
 9. one ``response`` event at the moment the client sees the attempt finish.
 
+Steps 4 to 8, and the state they keep, are the tool's
+:class:`~retrychaos.world.server.Server`.
+
 Every answer takes the tool's latency; an answer later than the client's read
 timeout is a ``httpx.ReadTimeout`` at the timeout. Whatever the client does,
 the ground truth holds: commits happen on receipt, before any wait, and a
@@ -39,7 +42,6 @@ import asyncio
 import json
 import math
 import random
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -49,9 +51,7 @@ from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_T
 from .clock import NS_PER_S
 from .digests import cached_args_digest, digest
 from .faults import select_rule
-from .idempotency import IdempotencyStore, StoredResult
-from .ratelimit import TokenBucket
-from .responses import ReadOk
+from .server import NOBODY, Plan, Received, Server, Who, to_ns
 from .spec import NEVER_REACHES_SERVER, FaultType
 
 if TYPE_CHECKING:
@@ -61,52 +61,17 @@ if TYPE_CHECKING:
     from .clock import VirtualClock
     from .context import CallMeta
     from .recorder import Recorder
-    from .responses import Reply
-    from .spec import Contract, FaultRule, ToolSpec
-    from .trace import CommitData, DedupData, RequestData, ResponseData
+    from .spec import Contract, ToolSpec
+    from .trace import RequestData, ResponseData
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-
-_PRE_COMMIT = frozenset(
-    {FaultType.STATUS, FaultType.ARGUMENT, FaultType.UNPARSEABLE, FaultType.READ_TIMEOUT}
-)
 # "Never answers" with no client timeout: wait until the run's horizon aborts it.
 _FOREVER_NS = 10 * 365 * 24 * 3600 * NS_PER_S
-
-
-_Who = tuple[int | None, str | None, str | None, str | None]
-"""The trace identity of an attempt: agent, task, call, op (the tool is the service's)."""
-_NOBODY: _Who = (None, None, None, None)
-
-
-@dataclass(slots=True)
-class _Attempt:
-    """A received attempt, as the server's decision steps need it."""
-
-    who: _Who
-    args: Mapping[str, Any]
-    args_d: str
-    raw_key: str | None
-    start_ns: int
 
 
 _NEVER_ANSWERS = frozenset(
     {FaultType.READ_TIMEOUT, FaultType.TIMEOUT_AFTER_COMMIT, FaultType.CONNECT_TIMEOUT}
 )
-
-
-@dataclass(slots=True)
-class _Plan:
-    """What the server decided for a received attempt, before it is delivered."""
-
-    reply: Reply | ReadOk | None
-    delay_ns: int
-    lost: FaultType | None = None
-    """Why the answer never arrives: ``READ_TIMEOUT`` and ``TIMEOUT_AFTER_COMMIT`` (no
-    answer at all), ``RESET_AFTER_COMMIT`` (reset when it would have been sent) or
-    ``CONNECT_TIMEOUT`` (no connection: the client gives up after its timeout)."""
-    committed: bool = False
-    """The operation's effect exists (committed or replayed by this attempt)."""
 
 
 class Pending:
@@ -116,8 +81,8 @@ class Pending:
 
     def __init__(
         self,
-        plan: _Plan,
-        who: _Who,
+        plan: Plan,
+        who: Who,
         n: int | None,
         start_ns: int,
         times_out: bool,  # noqa: FBT001 (positional for speed, one call site)
@@ -139,16 +104,11 @@ class SimulatedService:
 
     __slots__ = (
         "_attempts",
-        "_bucket",
         "_clock",
-        "_effects",
-        "_latency",
         "_name",
-        "_reads",
         "_recorder",
-        "_replies",
         "_rng",
-        "_store",
+        "_server",
         "_timeout_ns",
         "_timeout_s",
         "_tried",
@@ -176,17 +136,12 @@ class SimulatedService:
         self._rng = random.Random(spec.name)
         self._attempts: dict[str | None, int] = {}
         self._tried: dict[str | None, int] = {}
-        self._effects = 0
-        self._reads = 0
-        self._bucket = TokenBucket(spec.rate_limit) if spec.rate_limit is not None else None
-        self._store = IdempotencyStore()
+        self._server = Server(spec, recorder=recorder)
         # Constants of the hot path, computed once.
         self._name = spec.name
-        self._latency = _to_ns(spec.latency_s)
         timeout_s = contract.attempt_timeout_s
         self._timeout_s = timeout_s
-        self._timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else _to_ns(timeout_s)
-        self._replies: dict[int, tuple[FaultRule, Reply]] = {}
+        self._timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else to_ns(timeout_s)
         # What a client's request to this tool carries (httpx's own parsing of
         # the URL, so the direct transport records the same method and path);
         # None if httpx would not build such a request.
@@ -275,7 +230,7 @@ class SimulatedService:
         ``args_key``: :func:`flat_key` of ``args``, if the caller has it.
         """
         start_ns = self._clock.now_ns()
-        who: _Who = _NOBODY if meta is None else (meta.agent, meta.task, meta.call, meta.op)
+        who: Who = NOBODY if meta is None else (meta.agent, meta.task, meta.call, meta.op)
         rng = meta.rng if meta is not None else self._rng
         key = digest(raw_key) if raw_key is not None else None
         args_d = cached_args_digest(args, args_key)
@@ -300,7 +255,7 @@ class SimulatedService:
             self._emit("request", who, missed)
             if rule.fault is FaultType.CONNECT_TIMEOUT:
                 # The client waits its timeout for a connection that never comes.
-                connect = _Plan(None, 0, FaultType.CONNECT_TIMEOUT)
+                connect = Plan(None, 0, FaultType.CONNECT_TIMEOUT)
                 return self._schedule(connect, who, None, start_ns, timeout_s)
             self._respond(who, None, rule.fault.value, start_ns)
             return CONNECT_ERROR, None, None
@@ -315,91 +270,18 @@ class SimulatedService:
             "path": path,
         }
         self._emit("request", who, received)
-        attempt = _Attempt(who, args, args_d, raw_key, start_ns)
-        plan = self._plan(rule, attempt, rng)
+        attempt = Received(who, args, args_d, raw_key, start_ns)
+        plan = self._server.plan(rule, attempt, rng)
         return self._schedule(plan, who, n, start_ns, timeout_s)
 
-    def _plan(self, rule: FaultRule | None, attempt: _Attempt, rng: random.Random) -> _Plan:
-        """Steps 4 to 8: decide the answer of a received attempt (commits happen here)."""
-        latency_ns = self._latency_ns(rng)
-        if self._bucket is not None and (wait_ns := self._bucket.take(attempt.start_ns)):
-            return _Plan(responses.rate_limited(wait_ns), latency_ns)
-        if rule is not None and rule.fault in _PRE_COMMIT:
-            if rule.fault is FaultType.READ_TIMEOUT:
-                return _Plan(None, latency_ns, FaultType.READ_TIMEOUT)
-            return _Plan(self._fault_reply(rule), latency_ns)
-        stored = self._stored(attempt)
-        if stored is not None:
-            rejection = _idempotency_rejection(stored, attempt)
-            if rejection is not None:
-                return _Plan(rejection, latency_ns)
-        slow = rule is not None and rule.fault is FaultType.SLOW
-        delay_ns = latency_ns + (_to_ns(rule.delay_s) if rule is not None and slow else 0)
-        reply, committed = self._serve(attempt, stored, done_ns=attempt.start_ns + delay_ns)
-        return _Plan(
-            reply,
-            delay_ns,
-            rule.fault if rule is not None and not slow else None,
-            committed,
-        )
-
-    def _fault_reply(self, rule: FaultRule) -> Reply:
-        """``responses.fault_reply(rule)``, made once per rule (a reply is immutable)."""
-        cached = self._replies.get(id(rule))
-        if cached is not None and cached[0] is rule:
-            return cached[1]
-        reply = responses.fault_reply(rule)
-        self._replies[id(rule)] = (rule, reply)
-        return reply
-
-    def _stored(self, attempt: _Attempt) -> StoredResult | None:
-        """The first result for the attempt's key, if this service deduplicates by key."""
-        spec = self.spec
-        if not (spec.side_effect and spec.idempotency) or attempt.raw_key is None:
-            return None
-        return self._store.get(attempt.raw_key)
-
-    def _serve(
-        self, attempt: _Attempt, stored: StoredResult | None, *, done_ns: int
-    ) -> tuple[Reply | ReadOk, bool]:
-        """Steps 6 and 7 on the success path: replay, read or commit; and whether committed."""
-        spec = self.spec
-        raw_key = attempt.raw_key
-        if not spec.side_effect and stored is None:
-            self._reads += 1
-            return ReadOk(
-                result_id=f"{spec.name}-read-{self._reads}", tool=spec.name, args=attempt.args
-            ), False
-        key = digest(raw_key) if raw_key is not None else None
-        if stored is not None:
-            dedup: DedupData = {"key": key, "effect": stored.effect}
-            self._emit("dedup", attempt.who, dedup)
-            return responses.replayed(status=stored.status, body=stored.body), True
-        self._effects += 1
-        effect = f"{spec.name}-{self._effects}"
-        commit: CommitData = {"effect": effect, "key": key}
-        self._emit("commit", attempt.who, commit)
-        reply = responses.success(result_id=effect, tool=spec.name, args=attempt.args)
-        if spec.idempotency and raw_key is not None:
-            # In flight until the server's (possibly lost) answer is ready.
-            result = StoredResult(
-                args=attempt.args_d,
-                effect=effect,
-                done_ns=done_ns,
-                status=reply.status,
-                body=reply.body,
-            )
-            self._store.put(raw_key, result)
-        return reply, True
-
     def _schedule(
-        self, plan: _Plan, who: _Who, n: int | None, start_ns: int, timeout_s: float
+        self, plan: Plan, who: Who, n: int | None, start_ns: int, timeout_s: float
     ) -> Pending:
         """Step 9, first half: when the client sees the attempt end, and a wake-up then."""
         if timeout_s == self._timeout_s:
             timeout_ns = self._timeout_ns
         else:
-            timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else _to_ns(timeout_s)
+            timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else to_ns(timeout_s)
         lost = plan.lost
         never_answers = lost in _NEVER_ANSWERS
         times_out = never_answers or plan.delay_ns > timeout_ns
@@ -460,18 +342,12 @@ class SimulatedService:
         )
         return ANSWERED, reply, retry_after
 
-    def _latency_ns(self, rng: random.Random) -> int:
-        spec = self.spec
-        if spec.latency_jitter_s > 0:
-            return _to_ns(spec.latency_s + rng.uniform(0.0, spec.latency_jitter_s))
-        return self._latency
-
-    def _emit(self, kind: str, who: _Who, data: Mapping[str, Any]) -> None:
+    def _emit(self, kind: str, who: Who, data: Mapping[str, Any]) -> None:
         self._recorder.record(kind, who[0], who[1], who[2], who[3], self._name, data)
 
     def _respond(
         self,
-        who: _Who,
+        who: Who,
         n: int | None,
         outcome: str,
         started_ns: int,
@@ -497,15 +373,6 @@ class SimulatedService:
         self._emit("response", who, data)
 
 
-def _idempotency_rejection(stored: StoredResult, attempt: _Attempt) -> Reply | None:
-    """422 for a key reused with other arguments (checked first); 409 while the first runs."""
-    if stored.args != attempt.args_d:
-        return responses.idempotency_key_reused()
-    if attempt.start_ns < stored.done_ns:
-        return responses.idempotency_in_flight()
-    return None
-
-
 def _json_args(request: httpx.Request) -> dict[str, Any]:
     """The request's JSON object body; anything else (no body, not JSON) counts as ``{}``."""
     try:
@@ -514,10 +381,6 @@ def _json_args(request: httpx.Request) -> dict[str, Any]:
     except (httpx.RequestNotRead, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _to_ns(value_s: float) -> int:
-    return round(value_s * NS_PER_S)
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
