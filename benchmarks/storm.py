@@ -1,4 +1,4 @@
-"""The "storm" fleet benchmark (shared/bench/WORKLOAD.md), three ways side by side.
+"""The "storm" fleet benchmark (docs/performance.md, "The yardstick"), three ways side by side.
 
     python benchmarks/storm.py --agents 1000
 
@@ -57,7 +57,7 @@ EXTRA = ("asyncio",)
 CONTROLLERS = {"minimal": "benchmarks.storm_controller:factory", "reference": "reference"}
 TOLERANCE = 0.02
 
-# Workload constants (WORKLOAD.md).
+# Workload constants (docs/performance.md, "The yardstick": the storm workload).
 LATENCY = 0.05
 OUTAGE = (60.0, 120.0)
 FAIL_P = 0.01
@@ -126,7 +126,8 @@ def run_asyncio(agents: int, tasks: int, seed: int, spread: float) -> dict[str, 
     """The model as plain asyncio tasks on the virtual loop (``asyncio.sleep``), no harness."""
     import asyncio  # noqa: PLC0415
 
-    from retrychaos.world.clock import VirtualClock, VirtualEventLoop  # noqa: PLC0415
+    from retrychaos.world.clock import VirtualClock  # noqa: PLC0415
+    from retrychaos.world.loop import VirtualEventLoop  # noqa: PLC0415
 
     started = time.perf_counter()
     clock = VirtualClock()

@@ -4,11 +4,31 @@
 
     HarnessError
     ├── HarnessInputError          bad input from the user: exit code 2
-    │   └── ControllerLoadError    --controller names nothing loadable
+    │   ├── ControllerLoadError    --controller names nothing loadable
+    │   ├── ReportInputError       a report folder's results.json or trace is unreadable
+    │   └── ScenarioError          a scenario file is invalid (every issue, with file and line)
     ├── RunAborted                 a run could not finish; the controller is to blame
     │   ├── DeadlockError          every task waits and no timer is pending
     │   └── RealTimeBlockError     the controller blocked the loop in real time
     └── InternalError              the harness itself failed: exit code 3
+
+Three exceptions stand outside the root on purpose; none reaches a user as
+an error of the harness::
+
+    BaseException
+    └── WatchdogInterrupt          raised into code that holds the loop in real time;
+                                   a BaseException, so a controller's ``except
+                                   Exception`` cannot swallow it (retrychaos.world.watchdog)
+    AssertionError
+    └── CaseFailed                 a property-based case failed: test runners show a
+                                   test failure (retrychaos.testing.checks)
+    Exception
+    └── _CaseFailed                the fuzzer's private signal that makes Hypothesis
+                                   shrink a failing scenario (retrychaos.fuzz)
+
+``ReportInputError`` lives in :mod:`retrychaos.report.errors` and
+``ScenarioError`` in :mod:`retrychaos.scenario.errors`, next to the code that
+raises them.
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import IO, TYPE_CHECKING, Any
 
-from .contract import Env, audit_checker
+from .audit import audit_checker
+from .contract import Env
 from .controllers.registry import check_controller
 from .errors import ControllerLoadError, RunAborted
 from .invariants.registry import check_all
@@ -52,10 +53,11 @@ from .trace_modes import (
 from .workload.agents import Fleet
 from .workload.raised import controller_traceback
 from .world.clock import DEFAULT_EPOCH
+from .world.recorder import Recorder
 from .world.runtime import quiet_collector, run_virtual
-from .world.service import Services
+from .world.services import Services
 from .world.shards import ShardWriter
-from .world.trace import Recorder, TraceEvent, stable_text
+from .world.trace import TraceEvent, stable_text
 
 __all__ = [
     "CALLS_PER_PART",

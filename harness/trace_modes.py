@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .world.recorder import Recorder
     from .world.spec import Scenario
-    from .world.trace import Recorder
 
 __all__ = [
     "CALLS_PER_PART",

@@ -8,7 +8,7 @@ and never looks at anything but the events and the scenario.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -23,6 +23,7 @@ __all__ = [
     "ShardJudge",
     "Shards",
     "Violation",
+    "ViolationRecord",
     "fmt_t",
     "nth",
     "plural",
@@ -51,6 +52,22 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+class ViolationRecord(TypedDict):
+    """A :class:`Violation` as ``results.json`` stores it: every field, by name."""
+
+    invariant: str
+    message: str
+    task: str | None
+    attempt: int | None
+    at: float | None
+    expected: str
+    actual: str
+    agent: int | None
+    call: str | None
+    op: str | None
+    seq: int | None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Violation:
     """One broken rule, found in a trace.
@@ -77,8 +94,24 @@ class Violation:
     op: str | None = None
     seq: int | None = None
 
+    def record(self) -> ViolationRecord:
+        """Return the violation as ``results.json`` stores it."""
+        return {
+            "invariant": self.invariant,
+            "message": self.message,
+            "task": self.task,
+            "attempt": self.attempt,
+            "at": self.at,
+            "expected": self.expected,
+            "actual": self.actual,
+            "agent": self.agent,
+            "call": self.call,
+            "op": self.op,
+            "seq": self.seq,
+        }
+
     def as_dict(self) -> dict[str, Any]:
-        """Return the violation as a JSON-ready dict (every field, by name)."""
+        """Return :meth:`record` as a plain dict, for code that keeps it among other JSON."""
         return asdict(self)
 
 

@@ -59,7 +59,7 @@ class ScenarioError(HarnessInputError):
     """A scenario is not valid: names the file, the field, the value and what was expected.
 
     ``str()`` reads ``<path>: <field>: expected <expected>, got <value>``, e.g.
-    ``scenarios/transient/burst.yaml: tools[0].faults[1].status: expected an HTTP
+    ``scenarios/transient/burst-503-clears.yaml: tools[0].faults[1].status: expected an HTTP
     status from 400 to 599, got 700``. An error about the whole file (YAML
     syntax, empty file) has no field; a YAML syntax error shows ``line N`` in its
     place.

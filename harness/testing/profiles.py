@@ -12,7 +12,7 @@ when the ``CI`` variable is set (as CI services do) and ``dev`` otherwise.
 
 Every profile has ``deadline=None``: one example is a whole virtual run whose
 real duration varies with the machine, and Hypothesis's own timing reads the
-real clock (see ``NOTES.md``), so a deadline would only report noise.
+real clock, so a deadline would only report noise.
 
 :func:`profile_settings` returns the chosen profile as a ``settings`` object
 to decorate tests with, so selecting a profile for the property tests does not

@@ -32,19 +32,25 @@ import random
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from ..contract import Ctx, Env, SyncTool, Tool, agent_key, audit_checker
+from ..audit import audit_checker
+from ..canaries import agent_key
+from ..contract import Ctx, Env
 from ..scenario import scenario_from_dict
 from ..world.clock import DEFAULT_EPOCH
 from ..world.context import CURRENT_CALL, CallMeta
+from ..world.digests import args_digest, digest
+from ..world.recorder import Recorder
 from ..world.runtime import run_virtual
-from ..world.service import Services
+from ..world.services import Services
 from ..world.spec import Contract, ToolSpec
-from ..world.trace import Recorder, TraceEvent, args_digest, digest
+from ..world.tool import SyncTool, Tool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
 
-    from ..world.clock import VirtualClock, VirtualEventLoop
+    from ..world.clock import VirtualClock
+    from ..world.loop import VirtualEventLoop
+    from ..world.trace import TraceEvent
 
 __all__ = ["AUTO", "VirtualWorld", "WorldSession"]
 

@@ -15,11 +15,14 @@ import inspect
 import random
 from typing import TYPE_CHECKING, Any
 
-from ..contract import Ctx, SdkLayer, SyncTool, Tool, agent_key, plant_secret, redact
-from ..world.clock import sleep
+from ..canaries import agent_key, plant_secret, redact
+from ..contract import Ctx
 from ..world.context import CURRENT_CALL, CallMeta
-from ..world.service import cached_args_digest
-from ..world.trace import digest, stable_text
+from ..world.digests import cached_args_digest, digest
+from ..world.loop import sleep
+from ..world.sdk import SdkLayer
+from ..world.tool import SyncTool, Tool
+from ..world.trace import stable_text
 from .model import Model, Outcome, read_result
 from .raised import controller_traceback
 
@@ -28,10 +31,19 @@ if TYPE_CHECKING:
 
     from faker import Faker
 
-    from ..world.clock import VirtualClock, VirtualEventLoop
-    from ..world.service import Services
+    from ..world.clock import VirtualClock
+    from ..world.loop import VirtualEventLoop
+    from ..world.recorder import Recorder
+    from ..world.services import Services
     from ..world.spec import Scenario
-    from ..world.trace import Recorder
+    from ..world.trace import (
+        CallStartData,
+        DecisionData,
+        HookErrorData,
+        ModelData,
+        TaskEndData,
+        TaskStartData,
+    )
 
 
 def agent_rng(seed: int, agent: int) -> random.Random:
@@ -95,7 +107,8 @@ class Fleet:
         clock = self.clock
         deadline = clock.now() + self.contract.deadline_s
         record = self.recorder.record
-        record("task_start", agent, task, None, None, None, {"deadline": deadline})
+        start: TaskStartData = {"deadline": deadline}
+        record("task_start", agent, task, None, None, None, start)
         ok = True
         for j, call in enumerate(self.workload.calls):
             if clock.now() >= deadline:
@@ -114,7 +127,8 @@ class Fleet:
             ):
                 ok = False
                 break
-        record("task_end", agent, task, None, None, None, {"ok": ok})
+        end: TaskEndData = {"ok": ok}
+        record("task_end", agent, task, None, None, None, end)
         await self._task_done(agent, task)
 
     async def _task_done(self, agent: int, task: str) -> None:
@@ -127,15 +141,11 @@ class Fleet:
             if inspect.isawaitable(result):
                 await result
         except Exception as exc:
-            self.recorder.record(
-                "hook_error",
-                agent,
-                task,
-                None,
-                None,
-                None,
-                {"hook": "task_done", "error": _short(f"{type(exc).__name__}: {exc}")},
-            )
+            error: HookErrorData = {
+                "hook": "task_done",
+                "error": _short(f"{type(exc).__name__}: {exc}"),
+            }
+            self.recorder.record("hook_error", agent, task, None, None, None, error)
 
     async def _operation(  # noqa: PLR0917 (one operation's identity, passed through)
         self,
@@ -156,21 +166,14 @@ class Fleet:
         while True:
             invocation += 1
             call = f"{op}-i{invocation}"
-            record(
-                "call_start",
-                agent,
-                task,
-                call,
-                op,
-                tool_name,
-                {
-                    "invocation": invocation,
-                    "side_effect": spec.side_effect,
-                    "idempotency_supported": spec.idempotency,
-                    "key": digest(key) if key else None,
-                    "args": cached_args_digest(args),
-                },
-            )
+            started: CallStartData = {
+                "invocation": invocation,
+                "side_effect": spec.side_effect,
+                "idempotency_supported": spec.idempotency,
+                "key": digest(key) if key else None,
+                "args": cached_args_digest(args),
+            }
+            record("call_start", agent, task, call, op, tool_name, started)
             ctx = _new_ctx(
                 task,
                 call,
@@ -201,7 +204,7 @@ class Fleet:
             else:
                 outcome = await self._invoke(spec, meta, args, ctx)
             extra = outcome[1]
-            data = {
+            decided: DecisionData = {
                 "decision": outcome[0].decision,
                 "ok": outcome[0].ok,
                 "code": extra.get("code"),
@@ -209,8 +212,8 @@ class Fleet:
                 "error": extra.get("error"),
             }
             if "traceback" in extra:
-                data["traceback"] = extra["traceback"]
-            record("decision", agent, task, call, op, tool_name, data)
+                decided["traceback"] = extra["traceback"]
+            record("decision", agent, task, call, op, tool_name, decided)
             if outcome[0].ok:
                 return True
             if self.clock.now() >= deadline:
@@ -218,9 +221,8 @@ class Fleet:
             move = model.react(outcome[0], args, replans=replans, fixes=fixes)
             if not move.again or move.args is None:
                 return False
-            record(
-                "model", agent, task, call, op, None, {"action": move.action, "detail": move.detail}
-            )
+            reaction: ModelData = {"action": move.action, "detail": move.detail}
+            record("model", agent, task, call, op, None, reaction)
             if move.action == "fix":
                 fixes += 1
             else:

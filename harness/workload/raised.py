@@ -14,7 +14,7 @@ import sysconfig
 import traceback
 from pathlib import Path
 
-from ..contract import redact
+from ..canaries import redact
 from ..world.trace import stable_text
 
 __all__ = ["MAX_FRAMES", "controller_traceback"]

@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .clock import NS_PER_S
 from .spec import FaultRule, FaultType, RetryAfter
-from .trace import NS_PER_S, seconds
+from .trace import seconds
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -232,3 +233,37 @@ def retry_after_at(header: str | None, *, now_ns: int, epoch: float) -> float | 
         # "-0000" means UTC with no claim about the local zone (RFC 5322).
         when = when.replace(tzinfo=dt.UTC)
     return round(when.timestamp() - epoch, 9)
+
+
+class ReadOk:
+    """A read's ``200``, decided but not encoded.
+
+    ``value`` is what the client's ``response.json()`` gives; the direct
+    transport hands it over as it is, and only the http transport pays for
+    :attr:`body` (the bytes :func:`success` makes).
+    """
+
+    __slots__ = ("_args", "_result_id", "_tool", "value")
+    status = 200
+    outcome = "ok"
+    content_type = JSON
+    code: str | None = None
+    field: str | None = None
+    retry_after: RetryAfter | None = None
+
+    def __init__(self, *, result_id: str, tool: str, args: Mapping[str, Any]) -> None:
+        """Decide the answer now: ``echo`` reads ``args`` at the moment the server does."""
+        self._result_id = result_id
+        self._tool = tool
+        self._args = args
+        self.value: dict[str, Any] = {
+            "ok": True,
+            "id": result_id,
+            "tool": tool,
+            "echo": echo(args),
+        }
+
+    @property
+    def body(self) -> bytes:
+        """The response body, byte for byte what :func:`success` gives."""
+        return success(result_id=self._result_id, tool=self._tool, args=self._args).body

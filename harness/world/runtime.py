@@ -13,7 +13,8 @@ import random
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import RealTimeBlockError, RunAborted
-from .clock import DEFAULT_EPOCH, VirtualClock, VirtualEventLoop
+from .clock import DEFAULT_EPOCH, VirtualClock
+from .loop import VirtualEventLoop
 from .timepatch import virtual_time
 from .watchdog import Watchdog, WatchdogInterrupt
 

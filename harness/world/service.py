@@ -16,6 +16,9 @@ transport carried it, in this order:
 8. post-commit faults (timeout_after_commit, reset_after_commit, slow);
 9. one ``response`` event at the moment the client sees the attempt finish.
 
+Steps 4 to 8, and the state they keep, are the tool's
+:class:`~retrychaos.world.server.Server`.
+
 Every answer takes the tool's latency; an answer later than the client's read
 timeout is a ``httpx.ReadTimeout`` at the timeout. Whatever the client does,
 the ground truth holds: commits happen on receipt, before any wait, and a
@@ -27,9 +30,10 @@ for reads and side effects alike.
 
 :meth:`SimulatedService.serve` is the transport-independent core: it takes
 the attempt's arguments and key, records every event, waits, and returns an
-:data:`Answer`; each transport turns that into what its client sees (the
-direct one builds httpx objects only when the attempt failed, see
-:mod:`retrychaos.world.transport`).
+:data:`~retrychaos.world.answer.Answer`; each transport turns that into what
+its client sees (the direct one builds httpx objects only when the attempt
+failed, see :mod:`retrychaos.world.transport`). A run's services are
+:class:`~retrychaos.world.services.Services`.
 """
 
 from __future__ import annotations
@@ -38,114 +42,36 @@ import asyncio
 import json
 import math
 import random
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from . import responses
+from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT, to_response
+from .clock import NS_PER_S
+from .digests import cached_args_digest, digest
 from .faults import select_rule
-from .idempotency import IdempotencyStore, StoredResult
-from .ratelimit import TokenBucket
+from .server import NOBODY, Plan, Received, Server, Who, to_ns
 from .spec import NEVER_REACHES_SERVER, FaultType
-from .trace import NS_PER_S, args_digest, digest
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Mapping
 
+    from .answer import Answer
     from .clock import VirtualClock
     from .context import CallMeta
-    from .responses import Reply
-    from .spec import Contract, FaultRule, RetryAfter, ToolSpec
-    from .trace import Recorder
+    from .recorder import Recorder
+    from .spec import Contract, ToolSpec
+    from .trace import RequestData, ResponseData
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-
-# How an attempt ended (the first item of an ``Answer``).
-ANSWERED = 0
-"""The server's answer arrived: ``(ANSWERED, reply, Retry-After header or None)``."""
-CONNECT_TIMEOUT = 1
-"""``httpx.ConnectTimeout``: the server never saw the request."""
-CONNECT_ERROR = 2
-"""``httpx.ConnectError``: the server never saw the request."""
-READ_TIMEOUT = 3
-"""``httpx.ReadTimeout``: no answer within the client's timeout."""
-READ_ERROR = 4
-"""``httpx.ReadError``: the connection was reset after the server committed."""
-_PRE_COMMIT = frozenset(
-    {FaultType.STATUS, FaultType.ARGUMENT, FaultType.UNPARSEABLE, FaultType.READ_TIMEOUT}
-)
 # "Never answers" with no client timeout: wait until the run's horizon aborts it.
 _FOREVER_NS = 10 * 365 * 24 * 3600 * NS_PER_S
-
-
-_Who = tuple[int | None, str | None, str | None, str | None]
-"""The trace identity of an attempt: agent, task, call, op (the tool is the service's)."""
-_NOBODY: _Who = (None, None, None, None)
-
-
-@dataclass(slots=True)
-class _Attempt:
-    """A received attempt, as the server's decision steps need it."""
-
-    who: _Who
-    args: Mapping[str, Any]
-    args_d: str
-    raw_key: str | None
-    start_ns: int
 
 
 _NEVER_ANSWERS = frozenset(
     {FaultType.READ_TIMEOUT, FaultType.TIMEOUT_AFTER_COMMIT, FaultType.CONNECT_TIMEOUT}
 )
-
-
-@dataclass(slots=True)
-class _Plan:
-    """What the server decided for a received attempt, before it is delivered."""
-
-    reply: Reply | ReadOk | None
-    delay_ns: int
-    lost: FaultType | None = None
-    """Why the answer never arrives: ``READ_TIMEOUT`` and ``TIMEOUT_AFTER_COMMIT`` (no
-    answer at all), ``RESET_AFTER_COMMIT`` (reset when it would have been sent) or
-    ``CONNECT_TIMEOUT`` (no connection: the client gives up after its timeout)."""
-    committed: bool = False
-    """The operation's effect exists (committed or replayed by this attempt)."""
-
-
-class ReadOk:
-    """A read's ``200``, decided but not encoded.
-
-    ``value`` is what the client's ``response.json()`` gives; the direct
-    transport hands it over as it is, and only the http transport pays for
-    :attr:`body` (the bytes :func:`responses.success` makes).
-    """
-
-    __slots__ = ("_args", "_result_id", "_tool", "value")
-    status = 200
-    outcome = "ok"
-    content_type = responses.JSON
-    code: str | None = None
-    field: str | None = None
-    retry_after: RetryAfter | None = None
-
-    def __init__(self, *, result_id: str, tool: str, args: Mapping[str, Any]) -> None:
-        """Decide the answer now: ``echo`` reads ``args`` at the moment the server does."""
-        self._result_id = result_id
-        self._tool = tool
-        self._args = args
-        self.value: dict[str, Any] = {
-            "ok": True,
-            "id": result_id,
-            "tool": tool,
-            "echo": responses.echo(args),
-        }
-
-    @property
-    def body(self) -> bytes:
-        """The response body, byte for byte what :func:`responses.success` gives."""
-        return responses.success(result_id=self._result_id, tool=self._tool, args=self._args).body
 
 
 class Pending:
@@ -155,8 +81,8 @@ class Pending:
 
     def __init__(
         self,
-        plan: _Plan,
-        who: _Who,
+        plan: Plan,
+        who: Who,
         n: int | None,
         start_ns: int,
         times_out: bool,  # noqa: FBT001 (positional for speed, one call site)
@@ -173,25 +99,16 @@ class Pending:
         """The wake-up of ``waiter`` (cancel it when done waiting)."""
 
 
-Answer = tuple[int, "Reply | ReadOk | None", str | None]
-"""How one attempt ended: ``(kind, reply, retry_after)`` (see ``ANSWERED``...``READ_ERROR``)."""
-
-
 class SimulatedService:
     """One simulated tool endpoint with its fault plan, rate limit and idempotency store."""
 
     __slots__ = (
         "_attempts",
-        "_bucket",
         "_clock",
-        "_effects",
-        "_latency",
         "_name",
-        "_reads",
         "_recorder",
-        "_replies",
         "_rng",
-        "_store",
+        "_server",
         "_timeout_ns",
         "_timeout_s",
         "_tried",
@@ -219,17 +136,12 @@ class SimulatedService:
         self._rng = random.Random(spec.name)
         self._attempts: dict[str | None, int] = {}
         self._tried: dict[str | None, int] = {}
-        self._effects = 0
-        self._reads = 0
-        self._bucket = TokenBucket(spec.rate_limit) if spec.rate_limit is not None else None
-        self._store = IdempotencyStore()
+        self._server = Server(spec, recorder=recorder)
         # Constants of the hot path, computed once.
         self._name = spec.name
-        self._latency = _to_ns(spec.latency_s)
         timeout_s = contract.attempt_timeout_s
         self._timeout_s = timeout_s
-        self._timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else _to_ns(timeout_s)
-        self._replies: dict[int, tuple[FaultRule, Reply]] = {}
+        self._timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else to_ns(timeout_s)
         # What a client's request to this tool carries (httpx's own parsing of
         # the URL, so the direct transport records the same method and path);
         # None if httpx would not build such a request.
@@ -318,7 +230,7 @@ class SimulatedService:
         ``args_key``: :func:`flat_key` of ``args``, if the caller has it.
         """
         start_ns = self._clock.now_ns()
-        who: _Who = _NOBODY if meta is None else (meta.agent, meta.task, meta.call, meta.op)
+        who: Who = NOBODY if meta is None else (meta.agent, meta.task, meta.call, meta.op)
         rng = meta.rng if meta is not None else self._rng
         key = digest(raw_key) if raw_key is not None else None
         args_d = cached_args_digest(args, args_key)
@@ -331,122 +243,45 @@ class SimulatedService:
         rule = select_rule(self.spec.faults, n=tried, at_s=start_ns / NS_PER_S, args=args, rng=rng)
         layer = meta.layer if meta is not None else "controller"
         if rule is not None and rule.fault in NEVER_REACHES_SERVER:
-            self._emit(
-                "request",
-                who,
-                {
-                    "reached": False,
-                    "n": None,
-                    "key": key,
-                    "args": args_d,
-                    "layer": layer,
-                    "method": method,
-                    "path": path,
-                },
-            )
-            if rule.fault is FaultType.CONNECT_TIMEOUT:
-                # The client waits its timeout for a connection that never comes.
-                connect = _Plan(None, 0, FaultType.CONNECT_TIMEOUT)
-                return self._schedule(connect, who, None, start_ns, timeout_s)
-            self._respond(who, None, rule.fault.value, start_ns)
-            return CONNECT_ERROR, None, None
-        self._attempts[op] = n
-        self._emit(
-            "request",
-            who,
-            {
-                "reached": True,
-                "n": n,
+            missed: RequestData = {
+                "reached": False,
+                "n": None,
                 "key": key,
                 "args": args_d,
                 "layer": layer,
                 "method": method,
                 "path": path,
-            },
-        )
-        attempt = _Attempt(who, args, args_d, raw_key, start_ns)
-        plan = self._plan(rule, attempt, rng)
+            }
+            self._emit("request", who, missed)
+            if rule.fault is FaultType.CONNECT_TIMEOUT:
+                # The client waits its timeout for a connection that never comes.
+                connect = Plan(None, 0, FaultType.CONNECT_TIMEOUT)
+                return self._schedule(connect, who, None, start_ns, timeout_s)
+            self._respond(who, None, rule.fault.value, start_ns)
+            return CONNECT_ERROR, None, None
+        self._attempts[op] = n
+        received: RequestData = {
+            "reached": True,
+            "n": n,
+            "key": key,
+            "args": args_d,
+            "layer": layer,
+            "method": method,
+            "path": path,
+        }
+        self._emit("request", who, received)
+        attempt = Received(who, args, args_d, raw_key, start_ns)
+        plan = self._server.plan(rule, attempt, rng)
         return self._schedule(plan, who, n, start_ns, timeout_s)
 
-    def _plan(self, rule: FaultRule | None, attempt: _Attempt, rng: random.Random) -> _Plan:
-        """Steps 4 to 8: decide the answer of a received attempt (commits happen here)."""
-        latency_ns = self._latency_ns(rng)
-        if self._bucket is not None and (wait_ns := self._bucket.take(attempt.start_ns)):
-            return _Plan(responses.rate_limited(wait_ns), latency_ns)
-        if rule is not None and rule.fault in _PRE_COMMIT:
-            if rule.fault is FaultType.READ_TIMEOUT:
-                return _Plan(None, latency_ns, FaultType.READ_TIMEOUT)
-            return _Plan(self._fault_reply(rule), latency_ns)
-        stored = self._stored(attempt)
-        if stored is not None:
-            rejection = _idempotency_rejection(stored, attempt)
-            if rejection is not None:
-                return _Plan(rejection, latency_ns)
-        slow = rule is not None and rule.fault is FaultType.SLOW
-        delay_ns = latency_ns + (_to_ns(rule.delay_s) if rule is not None and slow else 0)
-        reply, committed = self._serve(attempt, stored, done_ns=attempt.start_ns + delay_ns)
-        return _Plan(
-            reply,
-            delay_ns,
-            rule.fault if rule is not None and not slow else None,
-            committed,
-        )
-
-    def _fault_reply(self, rule: FaultRule) -> Reply:
-        """``responses.fault_reply(rule)``, made once per rule (a reply is immutable)."""
-        cached = self._replies.get(id(rule))
-        if cached is not None and cached[0] is rule:
-            return cached[1]
-        reply = responses.fault_reply(rule)
-        self._replies[id(rule)] = (rule, reply)
-        return reply
-
-    def _stored(self, attempt: _Attempt) -> StoredResult | None:
-        """The first result for the attempt's key, if this service deduplicates by key."""
-        spec = self.spec
-        if not (spec.side_effect and spec.idempotency) or attempt.raw_key is None:
-            return None
-        return self._store.get(attempt.raw_key)
-
-    def _serve(
-        self, attempt: _Attempt, stored: StoredResult | None, *, done_ns: int
-    ) -> tuple[Reply | ReadOk, bool]:
-        """Steps 6 and 7 on the success path: replay, read or commit; and whether committed."""
-        spec = self.spec
-        raw_key = attempt.raw_key
-        if not spec.side_effect and stored is None:
-            self._reads += 1
-            return ReadOk(
-                result_id=f"{spec.name}-read-{self._reads}", tool=spec.name, args=attempt.args
-            ), False
-        key = digest(raw_key) if raw_key is not None else None
-        if stored is not None:
-            self._emit("dedup", attempt.who, {"key": key, "effect": stored.effect})
-            return responses.replayed(status=stored.status, body=stored.body), True
-        self._effects += 1
-        effect = f"{spec.name}-{self._effects}"
-        self._emit("commit", attempt.who, {"effect": effect, "key": key})
-        reply = responses.success(result_id=effect, tool=spec.name, args=attempt.args)
-        if spec.idempotency and raw_key is not None:
-            # In flight until the server's (possibly lost) answer is ready.
-            result = StoredResult(
-                args=attempt.args_d,
-                effect=effect,
-                done_ns=done_ns,
-                status=reply.status,
-                body=reply.body,
-            )
-            self._store.put(raw_key, result)
-        return reply, True
-
     def _schedule(
-        self, plan: _Plan, who: _Who, n: int | None, start_ns: int, timeout_s: float
+        self, plan: Plan, who: Who, n: int | None, start_ns: int, timeout_s: float
     ) -> Pending:
         """Step 9, first half: when the client sees the attempt end, and a wake-up then."""
         if timeout_s == self._timeout_s:
             timeout_ns = self._timeout_ns
         else:
-            timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else _to_ns(timeout_s)
+            timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else to_ns(timeout_s)
         lost = plan.lost
         never_answers = lost in _NEVER_ANSWERS
         times_out = never_answers or plan.delay_ns > timeout_ns
@@ -507,18 +342,12 @@ class SimulatedService:
         )
         return ANSWERED, reply, retry_after
 
-    def _latency_ns(self, rng: random.Random) -> int:
-        spec = self.spec
-        if spec.latency_jitter_s > 0:
-            return _to_ns(spec.latency_s + rng.uniform(0.0, spec.latency_jitter_s))
-        return self._latency
-
-    def _emit(self, kind: str, who: _Who, data: dict[str, Any]) -> None:
+    def _emit(self, kind: str, who: Who, data: Mapping[str, Any]) -> None:
         self._recorder.record(kind, who[0], who[1], who[2], who[3], self._name, data)
 
     def _respond(
         self,
-        who: _Who,
+        who: Who,
         n: int | None,
         outcome: str,
         started_ns: int,
@@ -529,162 +358,19 @@ class SimulatedService:
         field: str | None = None,
     ) -> None:
         clock = self._clock
-        self._emit(
-            "response",
-            who,
-            {
-                "n": n,
-                "outcome": outcome,
-                "status": status,
-                "retry_after": retry_after,
-                "retry_after_at": None
-                if retry_after is None
-                else responses.retry_after_at(
-                    retry_after, now_ns=clock.now_ns(), epoch=clock.epoch
-                ),
-                "code": code,
-                "field": field,
-                "started": round(started_ns / NS_PER_S, 9),
-            },
-        )
-
-
-class Services:
-    """Every simulated service of a run, reached by URL host or by tool name."""
-
-    __slots__ = ("_by_host", "by_name", "direct")
-
-    def __init__(
-        self,
-        specs: Iterable[ToolSpec],
-        *,
-        recorder: Recorder,
-        clock: VirtualClock,
-        contract: Contract,
-    ) -> None:
-        """Create one service per tool; tool names must be unique."""
-        self.by_name: dict[str, SimulatedService] = {}
-        self._by_host: dict[str, SimulatedService] = {}
-        for spec in specs:
-            if spec.name in self.by_name:
-                msg = f"Expected unique tool names but got name={spec.name!r} twice"
-                raise ValueError(msg)
-            service = SimulatedService(spec, recorder=recorder, clock=clock, contract=contract)
-            self.by_name[spec.name] = service
-            self._by_host[httpx.URL(spec.base_url).host] = service
-        # The tools a direct attempt may reach by name: exactly those a request
-        # to the tool's URL reaches by host (the direct transport's shortcut).
-        self.direct: dict[str, SimulatedService] = {
-            name: service
-            for name, service in self.by_name.items()
-            if service.url is not None and self._by_host.get(service.url.host) is service
+        data: ResponseData = {
+            "n": n,
+            "outcome": outcome,
+            "status": status,
+            "retry_after": retry_after,
+            "retry_after_at": None
+            if retry_after is None
+            else responses.retry_after_at(retry_after, now_ns=clock.now_ns(), epoch=clock.epoch),
+            "code": code,
+            "field": field,
+            "started": round(started_ns / NS_PER_S, 9),
         }
-
-    def __iter__(self) -> Iterator[SimulatedService]:
-        """The services, in the order their tools were given."""
-        return iter(self.by_name.values())
-
-    def for_request(self, request: httpx.Request) -> SimulatedService:
-        """The service at ``request``'s host.
-
-        Raises:
-            httpx.ConnectError: no tool is served at that host (as DNS would say).
-        """
-        service = self._by_host.get(request.url.host)
-        if service is None:
-            msg = f"[Errno -2] Name or service not known: {request.url.host!r} is no simulated tool"
-            raise httpx.ConnectError(msg, request=request)
-        return service
-
-    async def handle(
-        self, request: httpx.Request, meta: CallMeta | None, *, timeout_s: float
-    ) -> httpx.Response:
-        """Dispatch to the service at the request's host (see :meth:`SimulatedService.handle`)."""
-        return await self.for_request(request).handle(request, meta, timeout_s=timeout_s)
-
-
-def _idempotency_rejection(stored: StoredResult, attempt: _Attempt) -> Reply | None:
-    """422 for a key reused with other arguments (checked first); 409 while the first runs."""
-    if stored.args != attempt.args_d:
-        return responses.idempotency_key_reused()
-    if attempt.start_ns < stored.done_ns:
-        return responses.idempotency_in_flight()
-    return None
-
-
-def to_response(answer: Answer, request: httpx.Request) -> httpx.Response:
-    """The ``httpx.Response`` for ``answer`` to ``request``, or raise what httpx would."""
-    kind, reply, retry_after = answer
-    if kind == CONNECT_TIMEOUT:
-        raise httpx.ConnectTimeout("timed out", request=request)
-    if kind == CONNECT_ERROR:
-        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
-    if kind == READ_ERROR:
-        raise httpx.ReadError("[Errno 104] Connection reset by peer", request=request)
-    if kind == READ_TIMEOUT or reply is None:
-        raise httpx.ReadTimeout("timed out", request=request)
-    headers = {"Content-Type": reply.content_type}
-    if retry_after is not None:
-        headers["Retry-After"] = retry_after
-    return httpx.Response(reply.status, headers=headers, content=reply.body, request=request)
-
-
-_DIGESTS: dict[Any, str] = {}
-_FLAT_SEEN: dict[tuple[Any, ...], tuple[type, ...]] = {}
-_MEMO_MAX = 4096
-# No floats: 0.0 == -0.0 (same hash) but JSON tells them apart.
-_FLAT = frozenset({str, int, bool, type(None)})
-
-
-def flat_key(args: Any) -> tuple[Any, ...] | None:
-    """A hashable stand-in for a flat argument dict, or None for anything else.
-
-    Flat: a ``dict`` of ASCII ``str`` names to ASCII ``str``, ``int``, ``bool``
-    or ``None`` values. Two dicts with equal keys give the same JSON (same
-    bytes, same digest): the key keeps the order and the type of every value
-    (``1 == True`` in Python, not in JSON).
-    """
-    if type(args) is not dict:
-        return None
-    items = tuple(args.items())
-    types = tuple(map(type, args.values()))
-    try:
-        seen = _FLAT_SEEN.get(items)
-    except TypeError:  # an unhashable value: not flat
-        return None
-    if seen != types:
-        if not _FLAT.issuperset(types):
-            return None
-        try:
-            names = "".join(args)
-        except TypeError:  # a name that is not a str
-            return None
-        if not names.isascii():
-            return None
-        if str in types and not "".join(v for v in args.values() if type(v) is str).isascii():
-            return None
-        if len(_FLAT_SEEN) >= _MEMO_MAX:
-            _FLAT_SEEN.clear()
-        _FLAT_SEEN[items] = types
-    return (items, types)
-
-
-def cached_args_digest(args: Mapping[str, Any], memo_key: tuple[Any, ...] | None = None) -> str:
-    """``args_digest(args)``, remembered for flat argument dicts (a fleet repeats them).
-
-    ``memo_key``: ``flat_key(args)`` if the caller has it. See :func:`flat_key`;
-    anything else is digested every time. The memory is bounded.
-    """
-    if memo_key is None:
-        memo_key = flat_key(args)
-        if memo_key is None:
-            return args_digest(args)
-    found = _DIGESTS.get(memo_key)
-    if found is None:
-        if len(_DIGESTS) >= _MEMO_MAX:
-            _DIGESTS.clear()
-        found = _DIGESTS[memo_key] = args_digest(args)
-    return found
+        self._emit("response", who, data)
 
 
 def _json_args(request: httpx.Request) -> dict[str, Any]:
@@ -695,10 +381,6 @@ def _json_args(request: httpx.Request) -> dict[str, Any]:
     except (httpx.RequestNotRead, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _to_ns(value_s: float) -> int:
-    return round(value_s * NS_PER_S)
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

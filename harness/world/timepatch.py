@@ -32,7 +32,8 @@ import freezegun.api as fz
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from .clock import VirtualClock, VirtualEventLoop
+    from .clock import VirtualClock
+    from .loop import VirtualEventLoop
 
 _UTC_EPOCH = dt.datetime(1970, 1, 1)  # noqa: DTZ001 (freezegun works on naive UTC)
 _real_sleep = time.sleep

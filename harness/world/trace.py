@@ -3,15 +3,13 @@
 A trace is a sequence of :class:`TraceEvent`. The server side of the world
 records the ground truth (``request``, ``commit``, ``dedup``, ``response``);
 the workload records what the agents asked and what the controller answered
-(``task_start``, ``call_start``, ``decision``, ``task_end``, ``model``); the
-plug-in environment records the controller's audit stream (``audit``, already
-redacted). Invariants are pure functions of a trace.
+(``task_start``, ``call_start``, ``decision``, ``task_end``, ``model``,
+``hook_error``); the plug-in environment records the controller's audit
+stream (``audit``, already redacted); the runner opens and closes the trace
+(``run_start``, ``run_end``). Invariants are pure functions of a trace. Every part of a run
+writes through one :class:`~retrychaos.world.recorder.Recorder`; this module
+holds the event itself, its kinds and its JSON-lines I/O.
 
-Event kinds and their ``data`` (ids live on the event itself: ``agent``,
-``task``, ``call`` (the invocation id, new on every re-plan), ``op`` (the
-logical operation, stable across re-plans), ``tool``):
-
-=============  ===========================================================
 kind           data
 =============  ===========================================================
 run_start      scenario, controller, seed, epoch (wall seconds at t=0),
@@ -44,17 +42,24 @@ audit          record (redacted dict), leaks (list of what leaked: "secret",
 run_end        status ("completed" or "failed"), error (text or None),
                traceback (only when the controller factory raised)
 =============  ===========================================================
+=======
+Ids live on the event itself: ``agent``, ``task``, ``call`` (the invocation
+id, new on every re-plan), ``op`` (the logical operation, stable across
+re-plans), ``tool``. What ``data`` holds depends on the kind: one
+``TypedDict`` per kind below says it, field by field (:data:`DATA_TYPES`:
+``run_start`` -> :class:`RunStartData`, ``request`` -> :class:`RequestData`,
+...). Keys are digests, never raw keys or arguments. On disk each event is
+one JSON line (:func:`dump`, :func:`load`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict
 
-from .clock import VirtualClock
+from .clock import NS_PER_S
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -89,7 +94,183 @@ OUTCOMES = (
     "reset_after_commit",  # committed, connection reset (ambiguous)
 )
 
-NS_PER_S = 1_000_000_000
+
+class ToolInfo(TypedDict):
+    """What ``run_start`` says of each tool."""
+
+    side_effect: bool
+    idempotency: bool
+    method: str
+    path: str
+
+
+class RunStartData(TypedDict):
+    """``run_start``: what was run, and the world it ran in."""
+
+    scenario: str
+    controller: str
+    seed: int
+    epoch: float
+    """Wall-clock Unix seconds at virtual time 0."""
+    contract: dict[str, Any]
+    tools: dict[str, ToolInfo]
+
+
+class TaskStartData(TypedDict):
+    """``task_start``: a user task begins."""
+
+    deadline: float
+    """Absolute virtual seconds."""
+
+
+class CallStartData(TypedDict):
+    """``call_start``: the agent invokes a tool (again, on a re-plan or a fix)."""
+
+    invocation: int
+    """1 for the first invocation of the operation, 2.. for re-plans and fixes."""
+    side_effect: bool
+    idempotency_supported: bool
+    key: str | None
+    """Digest of the agent's idempotency key."""
+    args: str
+    """Digest of the arguments."""
+
+
+class RequestData(TypedDict):
+    """``request``: an attempt left the client (ground truth, from the server side)."""
+
+    reached: bool
+    """False: a connect failure, the server never saw it."""
+    n: int | None
+    """Server-side attempt number of the operation; None if not reached."""
+    key: str | None
+    args: str
+    layer: str
+    """``"controller"`` or ``"sdk"``."""
+    method: str
+    path: str
+
+
+class CommitData(TypedDict):
+    """``commit``: a side effect took place."""
+
+    effect: str
+    key: str | None
+
+
+class DedupData(TypedDict):
+    """``dedup``: the idempotency store answered instead of committing again."""
+
+    key: str | None
+    effect: str
+    """The id of the first commit."""
+
+
+class ResponseData(TypedDict):
+    """``response``: the attempt ended, at the moment the client saw it end."""
+
+    n: int | None
+    outcome: str
+    """One of :data:`OUTCOMES`."""
+    status: int | None
+    retry_after: str | None
+    """The raw ``Retry-After`` header."""
+    retry_after_at: float | None
+    """The absolute virtual seconds the header names."""
+    code: str | None
+    field: str | None
+    started: float
+    """Virtual seconds the attempt started."""
+
+
+class DecisionData(TypedDict):
+    """``decision``: what the controller answered for one invocation."""
+
+    decision: str
+    ok: bool
+    code: str | None
+    field: str | None
+    error: str | None
+    """Short text (a controller that raised: its exception)."""
+    traceback: NotRequired[str]
+    """Only on a run's first ``raised``: where the controller raised, file and line."""
+
+
+class ModelData(TypedDict):
+    """``model``: what the simulated model did next."""
+
+    action: str
+    """``"fix"``, ``"replan"`` or ``"give_up"``."""
+    detail: str
+
+
+class TaskEndData(TypedDict):
+    """``task_end``: a user task is over."""
+
+    ok: bool
+
+
+class HookErrorData(TypedDict):
+    """``hook_error``: an optional controller hook raised; the run went on."""
+
+    hook: str
+    error: str | None
+    """The exception, as short redacted text."""
+
+
+class AuditData(TypedDict):
+    """``audit``: one audit record of the controller, redacted."""
+
+    record: dict[str, Any]
+    leaks: list[str]
+    """What leaked: ``"secret"``, ``"raw_key"``."""
+    missing: list[str]
+    """Required fields absent."""
+
+
+class RunEndData(TypedDict):
+    """``run_end``: how the run ended."""
+
+    status: str
+    """``"completed"`` or ``"failed"``."""
+    error: str | None
+    traceback: NotRequired[str]
+    """Only when the controller factory raised: where, file and line."""
+
+
+EventData: TypeAlias = (
+    RunStartData
+    | TaskStartData
+    | CallStartData
+    | RequestData
+    | CommitData
+    | DedupData
+    | ResponseData
+    | DecisionData
+    | ModelData
+    | TaskEndData
+    | HookErrorData
+    | AuditData
+    | RunEndData
+)
+"""The ``data`` of some event; which one its ``kind`` says (see :data:`DATA_TYPES`)."""
+
+DATA_TYPES: Mapping[str, type[EventData]] = {
+    "run_start": RunStartData,
+    "task_start": TaskStartData,
+    "call_start": CallStartData,
+    "request": RequestData,
+    "commit": CommitData,
+    "dedup": DedupData,
+    "response": ResponseData,
+    "decision": DecisionData,
+    "model": ModelData,
+    "task_end": TaskEndData,
+    "hook_error": HookErrorData,
+    "audit": AuditData,
+    "run_end": RunEndData,
+}
+"""Each event kind's ``data`` type, in :data:`EVENT_KINDS` order."""
 
 
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
@@ -102,16 +283,6 @@ def stable_text(text: str) -> str:
     from one process to the next; masked, the same run gives the same trace.
     """
     return _ADDRESS.sub("0x...", text) if "0x" in text else text
-
-
-def digest(value: str) -> str:
-    """Return a short, stable digest of ``value`` (what traces carry instead of keys)."""
-    return hashlib.sha256(value.encode()).hexdigest()[:16]
-
-
-def args_digest(args: Mapping[str, Any]) -> str:
-    """Return a digest of a call's arguments (canonical JSON, sorted keys)."""
-    return digest(json.dumps(args, sort_keys=True, separators=(",", ":"), default=str))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,265 +339,13 @@ def seconds(ns: int) -> float:
     return round(ns / NS_PER_S, 9)
 
 
-class Router(Protocol):
-    """Where a recorder that keeps no events sends each one (see :class:`Recorder`)."""
-
-    def add(  # noqa: PLR0917 (positional on purpose: the hot path)
-        self,
-        seq: int,
-        at: float,
-        kind: str,
-        agent: int | None,
-        task: str | None,
-        call: str | None,
-        op: str | None,
-        tool: str | None,
-        data: Any,
-    ) -> None:
-        """Take one event."""
-        ...
-
-
-class Recorder:
-    """Collects trace events in order; the one writer every part of a run shares.
-
-    Two modes:
-
-    - ``keep=True`` (the default): every event is kept in memory (:attr:`events`),
-      for the invariants and the reports;
-    - ``keep=False``: nothing is kept; the recorder counts events (:attr:`tally`),
-      and, given a ``sink``, streams each event to it as one JSON line (the same
-      bytes :func:`dump` writes), and, given a ``router``, hands each event to
-      it (a large run's on-disk shards), so a fleet run of millions of events
-      stays small in memory.
-
-    Either way the events, their order and their ``seq`` numbers are the same.
-    """
-
-    __slots__ = (
-        "_clock",
-        "_events",
-        "_keep",
-        "_last_at",
-        "_last_ns",
-        "_now_ns",
-        "_plain",
-        "_router",
-        "_seq",
-        "_sink",
-        "tally",
-    )
-
-    def __init__(
-        self,
-        now_ns: Any,
-        *,
-        keep: bool = True,
-        sink: IO[str] | None = None,
-        router: Router | None = None,
-    ) -> None:
-        """Create a recorder that stamps events with ``now_ns()`` (virtual nanoseconds).
-
-        Args:
-            now_ns: the clock's nanosecond reader.
-            keep: keep every event in memory (:attr:`events`).
-            sink: a text stream each event is written to as a JSON line.
-            router: with ``keep=False``, gets every event as a positional row
-                (``seq, at, kind, agent, task, call, op, tool, data``): the
-                on-disk shards of a large run (:mod:`retrychaos.world.shards`).
-        """
-        self._events: list[TraceEvent] = []
-        self._now_ns = now_ns
-        # The virtual clock itself, when now_ns is its reader (read without a call).
-        owner = getattr(now_ns, "__self__", None)
-        self._clock = owner if isinstance(owner, VirtualClock) and now_ns == owner.now_ns else None
-        self._keep = keep
-        self._sink = sink
-        self._router = None if keep else router
-        self._plain = keep and sink is None and _FAST
-        self._seq = 0
-        self._last_ns = -1
-        self._last_at = 0.0
-        self.tally = Tally()
-
-    def emit(
-        self,
-        kind: str,
-        *,
-        agent: int | None = None,
-        task: str | None = None,
-        call: str | None = None,
-        op: str | None = None,
-        tool: str | None = None,
-        **data: Any,
-    ) -> None:
-        """Record one event at the current virtual time."""
-        self.record(kind, agent, task, call, op, tool, data)
-
-    def record(  # noqa: PLR0917 (positional on purpose: the hot path)
-        self,
-        kind: str,
-        agent: int | None,
-        task: str | None,
-        call: str | None,
-        op: str | None,
-        tool: str | None,
-        data: dict[str, Any],
-    ) -> None:
-        """Record one event (positional form of :meth:`emit`, for the hot path).
-
-        ``data`` becomes the event's data as it is: the caller hands it over.
-        """
-        clock = self._clock
-        ns = clock._ns if clock is not None else self._now_ns()  # noqa: SLF001 (hot path)
-        if ns != self._last_ns:
-            self._last_ns = ns
-            self._last_at = round(ns / NS_PER_S, 9)
-        seq = self._seq
-        self._seq = seq + 1
-        if self._plain:  # keep it in memory: the usual case, inlined
-            event: TraceEvent = _new(TraceEvent)
-            _set_seq(event, seq)
-            _set_at(event, self._last_at)
-            _set_kind(event, kind)
-            _set_agent(event, agent)
-            _set_task(event, task)
-            _set_call(event, call)
-            _set_op(event, op)
-            _set_tool(event, tool)
-            _set_data(event, data)
-            self._events.append(event)
-            return
-        if not self._keep:
-            self.tally.add(kind, data)
-            if self._router is not None:
-                self._router.add(seq, self._last_at, kind, agent, task, call, op, tool, data)
-            if self._sink is None:
-                return
-        made = _make_event(seq, self._last_at, kind, agent, task, call, op, tool, data)
-        if self._keep:
-            self._events.append(made)
-        if self._sink is not None:
-            self._sink.write(made.to_json())
-            self._sink.write("\n")
-
-    def close(self, kind: str, **data: Any) -> None:
-        """Record a last event (``run_end``) at the time of the last event, not the clock's.
-
-        The clock may have moved on after the last event (a timer nobody
-        awaited); the trace ends where its events end (0.0 for an empty trace).
-        """
-        self._last_ns = -1  # the next event, if any, recomputes its time
-        self._emit_at(self._last_at if self._seq else 0.0, kind, dict(data))
-
-    def _emit_at(self, at: float, kind: str, data: dict[str, Any]) -> None:
-        seq = self._seq
-        self._seq = seq + 1
-        if not self._keep:
-            self.tally.add(kind, data)
-            if self._router is not None:
-                self._router.add(seq, at, kind, None, None, None, None, None, data)
-            if self._sink is None:
-                return
-        event = _make_event(seq, at, kind, None, None, None, None, None, data)
-        if self._keep:
-            self._events.append(event)
-        if self._sink is not None:
-            self._sink.write(event.to_json())
-            self._sink.write("\n")
-
-    @property
-    def wants_data(self) -> bool:
-        """Whether an event's data goes anywhere (kept or streamed), or is only counted."""
-        return self._keep or self._sink is not None or self._router is not None
-
-    @property
-    def kept(self) -> bool:
-        """Whether events are kept in memory."""
-        return self._keep
-
-    @property
-    def last_at(self) -> float:
-        """The time of the last event recorded (0.0 before any)."""
-        return self._last_at if self._seq else 0.0
-
-    @property
-    def count(self) -> int:
-        """How many events were recorded."""
-        return self._seq
-
-    @property
-    def events(self) -> list[TraceEvent]:
-        """Every event recorded so far (do not mutate); empty when events are not kept."""
-        return self._events
-
-
-class Tally:
-    """What a recorder that keeps no events still knows: counts, for fleet-scale totals."""
-
-    __slots__ = (
-        "attempts",
-        "calls",
-        "decisions",
-        "kinds",
-        "outcomes",
-        "reached",
-        "tasks",
-        "tasks_ok",
-    )
-
-    def __init__(self) -> None:
-        """Start from zero."""
-        self.kinds: dict[str, int] = {}
-        self.decisions: dict[str, int] = {}
-        self.outcomes: dict[str, int] = {}
-        self.attempts = 0
-        self.reached = 0
-        self.calls = 0
-        self.tasks = 0
-        self.tasks_ok = 0
-
-    def add(self, kind: str, data: Mapping[str, Any]) -> None:
-        """Count one event."""
-        kinds = self.kinds
-        kinds[kind] = kinds.get(kind, 0) + 1
-        if kind == "request":
-            self.attempts += 1
-            if data.get("reached"):
-                self.reached += 1
-        elif kind == "response":
-            outcome = str(data.get("outcome"))
-            self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
-        elif kind == "decision":
-            decision = str(data.get("decision"))
-            self.decisions[decision] = self.decisions.get(decision, 0) + 1
-        elif kind == "call_start":
-            if data.get("invocation") == 1:
-                self.calls += 1
-        elif kind == "task_end":
-            self.tasks += 1
-            if data.get("ok"):
-                self.tasks_ok += 1
-
-    def as_dict(self) -> dict[str, Any]:
-        """The counts as a JSON-ready dict (keys sorted)."""
-        return {
-            "events": dict(sorted(self.kinds.items())),
-            "attempts_sent": self.attempts,
-            "attempts_reaching_servers": self.reached,
-            "logical_calls": self.calls,
-            "tasks": self.tasks,
-            "tasks_ok": self.tasks_ok,
-            "decisions": dict(sorted(self.decisions.items())),
-            "outcomes": dict(sorted(self.outcomes.items())),
-        }
-
-
 _FIELDS = ("seq", "at", "kind", "agent", "task", "call", "op", "tool", "data")
 # Building a TraceEvent by setting its slots through their descriptors gives the
 # very same object as TraceEvent(...) at a third of the cost (a fleet run makes
 # millions). If the class ever changes shape, the ordinary constructor is used.
 _FAST = tuple(getattr(TraceEvent, "__slots__", ())) == _FIELDS
+FAST_EVENTS = _FAST
+"""Whether :data:`EVENT_SETTERS` build events (the class has the expected slots)."""
 _new = object.__new__
 
 
@@ -441,8 +360,10 @@ def _setter(name: str) -> Callable[[TraceEvent, Any], None]:
     return unusable
 
 
+EVENT_SETTERS = tuple(_setter(name) for name in _FIELDS)
+"""One setter per field of :class:`TraceEvent`, in order (usable when :data:`FAST_EVENTS`)."""
 _set_seq, _set_at, _set_kind, _set_agent, _set_task, _set_call, _set_op, _set_tool, _set_data = (
-    _setter(name) for name in _FIELDS
+    EVENT_SETTERS
 )
 
 

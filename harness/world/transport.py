@@ -28,22 +28,19 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import respx
 
+from .answer import ANSWERED, to_response
 from .context import CURRENT_CALL
-from .service import (
-    ANSWERED,
-    IDEMPOTENCY_HEADER,
-    Pending,
-    ReadOk,
-    flat_key,
-    to_response,
-)
+from .digests import flat_key
+from .responses import ReadOk
+from .service import IDEMPOTENCY_HEADER, Pending
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
     from .context import CallMeta
     from .responses import Reply
-    from .service import Services, SimulatedService
+    from .service import SimulatedService
+    from .services import Services
     from .spec import ToolSpec
 
 
@@ -196,7 +193,7 @@ def _request_for(
 def _response_for(
     reply: Reply | ReadOk, retry_after: str | None, request: httpx.Request
 ) -> httpx.Response:
-    """A new response equal to the one :func:`~retrychaos.world.service.to_response` builds."""
+    """A new response equal to the one :func:`~retrychaos.world.answer.to_response` builds."""
     cache_key = (reply.status, reply.content_type, reply.body, retry_after)
     model = _RESPONSES.get(cache_key)
     if model is None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from types import FrameType, TracebackType
 
-    from .clock import VirtualEventLoop
+    from .loop import VirtualEventLoop
 
 _real_monotonic = time.monotonic
 

@@ -12,10 +12,13 @@ import pytest
 
 from retrychaos.world import responses
 from retrychaos.world.context import CURRENT_CALL, CallMeta
+from retrychaos.world.digests import args_digest, flat_key
+from retrychaos.world.recorder import Recorder
+from retrychaos.world.responses import ReadOk
 from retrychaos.world.runtime import run_virtual
-from retrychaos.world.service import ReadOk, Services, flat_key
+from retrychaos.world.services import Services
 from retrychaos.world.spec import Contract, FaultRule, FaultType, RetryAfter, ToolSpec
-from retrychaos.world.trace import Recorder, args_digest, dumps
+from retrychaos.world.trace import dumps
 from retrychaos.world.transport import (
     _request_for,
     _response_for,
@@ -213,7 +216,7 @@ def test_odd_arguments_give_the_same_trace_and_objects_on_both_transports() -> N
 
 def test_the_digest_memory_gives_the_digest() -> None:
     """Remembered digests are the digests."""
-    from retrychaos.world.service import cached_args_digest  # noqa: PLC0415
+    from retrychaos.world.digests import cached_args_digest  # noqa: PLC0415
 
     for args in ODD_ARGS:
         assert cached_args_digest(args) == args_digest(args)

@@ -16,8 +16,9 @@ import math
 import random
 from typing import Any
 
-from retrychaos.world import clock as clock_module
-from retrychaos.world.clock import NS_PER_S, VirtualClock, VirtualEventLoop
+from retrychaos.world import loop as loop_module
+from retrychaos.world.clock import NS_PER_S, VirtualClock
+from retrychaos.world.loop import VirtualEventLoop
 
 
 class StockLoop(VirtualEventLoop):
@@ -58,7 +59,7 @@ def program(loop: asyncio.AbstractEventLoop, log: list[Any], seed: int) -> Any: 
             if choice < 0.3:
                 await asyncio.sleep(rng.choice([0.1, 0.2, 0.25]))  # many equal times
             elif choice < 0.5:
-                await clock_module.sleep(rng.choice([0.1, 0.2, rng.random()]))
+                await loop_module.sleep(rng.choice([0.1, 0.2, rng.random()]))
             elif choice < 0.6:
                 loop.call_soon(note, (i, step, "soon"))
                 loop.call_soon(loop.call_soon, note, (i, step, "soon-soon"))

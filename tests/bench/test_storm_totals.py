@@ -4,7 +4,8 @@ The harness draws from its own RNG streams (agent ``i`` owns
 ``Random(seed * 1_000_003 + i)``, faults are drawn only outside the outage
 window), so its totals are not the SimPy model's bit for bit; with the
 minimal controller, which follows the workload's rules, they must agree within
-2% (shared/bench/WORKLOAD.md, reference values for 1,000 agents and 20 tasks).
+2% (the workload: docs/performance.md, "The yardstick"; the SimPy model's totals for 1,000
+agents and 20 tasks are REFERENCE below).
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ import httpx
 import pytest
 from world_fakes import attempt, meta, of_kind, world
 
+from retrychaos.world.digests import args_digest, digest
 from retrychaos.world.runtime import run_virtual
 from retrychaos.world.spec import FaultRule, FaultType, RetryAfter, ToolSpec
-from retrychaos.world.trace import args_digest, digest
 
 if TYPE_CHECKING:
     from retrychaos.world.clock import VirtualClock

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from world_fakes import attempt, meta, of_kind, world
 
+from retrychaos.world.digests import digest
 from retrychaos.world.runtime import run_virtual
 from retrychaos.world.spec import FaultRule, FaultType, ToolSpec
-from retrychaos.world.trace import digest
 
 if TYPE_CHECKING:
     from retrychaos.world.clock import VirtualClock

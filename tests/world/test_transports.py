@@ -20,7 +20,7 @@ from retrychaos.world.transport import attempt_direct, attempt_http, build_route
 
 if TYPE_CHECKING:
     from retrychaos.world.clock import VirtualClock
-    from retrychaos.world.service import Services
+    from retrychaos.world.services import Services
 
 F = FaultType
 TIMEOUT_S = 1.0

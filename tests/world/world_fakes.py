@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from retrychaos.world.context import CallMeta
-from retrychaos.world.service import Services
+from retrychaos.world.recorder import Recorder
+from retrychaos.world.services import Services
 from retrychaos.world.spec import Contract, ToolSpec
-from retrychaos.world.trace import Recorder, TraceEvent
 from retrychaos.world.transport import attempt_direct
 
 if TYPE_CHECKING:
     from retrychaos.world.clock import VirtualClock
+    from retrychaos.world.trace import TraceEvent
 
 
 def world(clock: VirtualClock, *specs: ToolSpec) -> tuple[Recorder, Services]:

@@ -1,0 +1,48 @@
+"""The simulated SDK layer: retries under the tool, as client libraries' ``max_retries`` do.
+
+A scenario's ``workload.sdk_retries`` puts one under every tool: the
+controller's attempt is the first, and the layer retries what a typical SDK
+retries (408, 409, 429, 5xx and transport errors) with capped exponential
+backoff, honouring a small ``Retry-After``. The controller sees none of it
+except through ``gate``, which :class:`~retrychaos.world.tool.Tool` asks
+before each retry; the server sees every retry (``layer: "sdk"`` in the trace).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import httpx
+
+if TYPE_CHECKING:
+    import random
+
+_SDK_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SdkLayer:
+    """An SDK-style retry layer under the tool, like client libraries' ``max_retries``."""
+
+    retries: int
+    base_s: float = 0.5
+    cap_s: float = 8.0
+    max_retry_after_s: float = 60.0
+
+    def retryable(self, exc: BaseException) -> bool:
+        """Whether the layer retries after ``exc`` (a status it retries, or a transport error)."""
+        if isinstance(exc, httpx.HTTPStatusError):
+            return exc.response.status_code in _SDK_STATUSES
+        return isinstance(exc, httpx.TransportError)
+
+    def delay(self, attempt: int, exc: BaseException, rng: random.Random) -> float:
+        """Seconds to wait after failed ``attempt``: a small ``Retry-After``, else backoff."""
+        if isinstance(exc, httpx.HTTPStatusError):
+            raw = exc.response.headers.get("Retry-After")
+            if raw is not None and raw.strip().isdigit():
+                value = float(raw.strip())
+                if value <= self.max_retry_after_s:
+                    return max(value, 0.001)
+        delay: float = min(self.cap_s, self.base_s * 2.0 ** (attempt - 1))
+        return delay * (1 - 0.25 * rng.random())

@@ -1,0 +1,190 @@
+"""The server side of one tool: what it decides for an attempt it received.
+
+Steps 4 to 8 of an attempt (see :mod:`retrychaos.world.service`, which runs
+the others: fault selection, connect failures, timing and the ``response``
+event): the rate limit, pre-commit faults, idempotency (replay, 409 in flight,
+422 key reused) and the commit, which happens on receipt. A :class:`Server`
+holds what these steps keep between attempts: the token bucket, the
+idempotency store and the counts of reads and effects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import responses
+from .clock import NS_PER_S
+from .digests import digest
+from .idempotency import IdempotencyStore, StoredResult
+from .ratelimit import TokenBucket
+from .responses import ReadOk
+from .spec import FaultType
+
+if TYPE_CHECKING:
+    import random
+    from collections.abc import Mapping
+
+    from .recorder import Recorder
+    from .responses import Reply
+    from .spec import FaultRule, ToolSpec
+    from .trace import CommitData, DedupData
+
+PRE_COMMIT = frozenset(
+    {FaultType.STATUS, FaultType.ARGUMENT, FaultType.UNPARSEABLE, FaultType.READ_TIMEOUT}
+)
+"""Faults decided before the commit step: the attempt commits nothing."""
+
+
+Who = tuple[int | None, str | None, str | None, str | None]
+"""The trace identity of an attempt: agent, task, call, op (the tool is the service's)."""
+NOBODY: Who = (None, None, None, None)
+
+
+@dataclass(slots=True)
+class Received:
+    """A received attempt, as the server's decision steps need it."""
+
+    who: Who
+    args: Mapping[str, Any]
+    args_d: str
+    raw_key: str | None
+    start_ns: int
+
+
+@dataclass(slots=True)
+class Plan:
+    """What the server decided for a received attempt, before it is delivered."""
+
+    reply: Reply | ReadOk | None
+    delay_ns: int
+    lost: FaultType | None = None
+    """Why the answer never arrives: ``READ_TIMEOUT`` and ``TIMEOUT_AFTER_COMMIT`` (no
+    answer at all), ``RESET_AFTER_COMMIT`` (reset when it would have been sent) or
+    ``CONNECT_TIMEOUT`` (no connection: the client gives up after its timeout)."""
+    committed: bool = False
+    """The operation's effect exists (committed or replayed by this attempt)."""
+
+
+class Server:
+    """The decision steps of one tool's service, and the state they keep."""
+
+    __slots__ = (
+        "_bucket",
+        "_effects",
+        "_latency",
+        "_name",
+        "_reads",
+        "_recorder",
+        "_replies",
+        "_store",
+        "spec",
+    )
+
+    def __init__(self, spec: ToolSpec, *, recorder: Recorder) -> None:
+        """Start with an empty idempotency store and a full token bucket."""
+        self.spec = spec
+        self._recorder = recorder
+        self._name = spec.name
+        self._effects = 0
+        self._reads = 0
+        self._bucket = TokenBucket(spec.rate_limit) if spec.rate_limit is not None else None
+        self._store = IdempotencyStore()
+        self._latency = to_ns(spec.latency_s)
+        self._replies: dict[int, tuple[FaultRule, Reply]] = {}
+
+    def plan(self, rule: FaultRule | None, attempt: Received, rng: random.Random) -> Plan:
+        """Steps 4 to 8: decide the answer of a received attempt (commits happen here)."""
+        latency_ns = self._latency_ns(rng)
+        if self._bucket is not None and (wait_ns := self._bucket.take(attempt.start_ns)):
+            return Plan(responses.rate_limited(wait_ns), latency_ns)
+        if rule is not None and rule.fault in PRE_COMMIT:
+            if rule.fault is FaultType.READ_TIMEOUT:
+                return Plan(None, latency_ns, FaultType.READ_TIMEOUT)
+            return Plan(self._fault_reply(rule), latency_ns)
+        stored = self._stored(attempt)
+        if stored is not None:
+            rejection = idempotency_rejection(stored, attempt)
+            if rejection is not None:
+                return Plan(rejection, latency_ns)
+        slow = rule is not None and rule.fault is FaultType.SLOW
+        delay_ns = latency_ns + (to_ns(rule.delay_s) if rule is not None and slow else 0)
+        reply, committed = self._serve(attempt, stored, done_ns=attempt.start_ns + delay_ns)
+        return Plan(
+            reply,
+            delay_ns,
+            rule.fault if rule is not None and not slow else None,
+            committed,
+        )
+
+    def _fault_reply(self, rule: FaultRule) -> Reply:
+        """``responses.fault_reply(rule)``, made once per rule (a reply is immutable)."""
+        cached = self._replies.get(id(rule))
+        if cached is not None and cached[0] is rule:
+            return cached[1]
+        reply = responses.fault_reply(rule)
+        self._replies[id(rule)] = (rule, reply)
+        return reply
+
+    def _stored(self, attempt: Received) -> StoredResult | None:
+        """The first result for the attempt's key, if this service deduplicates by key."""
+        spec = self.spec
+        if not (spec.side_effect and spec.idempotency) or attempt.raw_key is None:
+            return None
+        return self._store.get(attempt.raw_key)
+
+    def _serve(
+        self, attempt: Received, stored: StoredResult | None, *, done_ns: int
+    ) -> tuple[Reply | ReadOk, bool]:
+        """Steps 6 and 7 on the success path: replay, read or commit; and whether committed."""
+        spec = self.spec
+        raw_key = attempt.raw_key
+        if not spec.side_effect and stored is None:
+            self._reads += 1
+            return ReadOk(
+                result_id=f"{spec.name}-read-{self._reads}", tool=spec.name, args=attempt.args
+            ), False
+        key = digest(raw_key) if raw_key is not None else None
+        if stored is not None:
+            dedup: DedupData = {"key": key, "effect": stored.effect}
+            self._emit("dedup", attempt.who, dedup)
+            return responses.replayed(status=stored.status, body=stored.body), True
+        self._effects += 1
+        effect = f"{spec.name}-{self._effects}"
+        commit: CommitData = {"effect": effect, "key": key}
+        self._emit("commit", attempt.who, commit)
+        reply = responses.success(result_id=effect, tool=spec.name, args=attempt.args)
+        if spec.idempotency and raw_key is not None:
+            # In flight until the server's (possibly lost) answer is ready.
+            result = StoredResult(
+                args=attempt.args_d,
+                effect=effect,
+                done_ns=done_ns,
+                status=reply.status,
+                body=reply.body,
+            )
+            self._store.put(raw_key, result)
+        return reply, True
+
+    def _latency_ns(self, rng: random.Random) -> int:
+        spec = self.spec
+        if spec.latency_jitter_s > 0:
+            return to_ns(spec.latency_s + rng.uniform(0.0, spec.latency_jitter_s))
+        return self._latency
+
+    def _emit(self, kind: str, who: Who, data: Mapping[str, Any]) -> None:
+        self._recorder.record(kind, who[0], who[1], who[2], who[3], self._name, data)
+
+
+def idempotency_rejection(stored: StoredResult, attempt: Received) -> Reply | None:
+    """422 for a key reused with other arguments (checked first); 409 while the first runs."""
+    if stored.args != attempt.args_d:
+        return responses.idempotency_key_reused()
+    if attempt.start_ns < stored.done_ns:
+        return responses.idempotency_in_flight()
+    return None
+
+
+def to_ns(value_s: float) -> int:
+    """Seconds to whole virtual nanoseconds (rounded)."""
+    return round(value_s * NS_PER_S)
