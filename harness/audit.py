@@ -20,8 +20,8 @@ from .world.digests import digest
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .world.event_data import AuditData
     from .world.recorder import Recorder
-    from .world.trace import AuditData
 
 _PLAIN_INT_BITS = 64
 

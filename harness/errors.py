@@ -12,7 +12,7 @@
     │   └── RealTimeBlockError     the controller blocked the loop in real time
     └── InternalError              the harness itself failed: exit code 3
 
-Three exceptions stand outside the root on purpose; none reaches a user as
+Four exceptions stand outside the root on purpose; none reaches a user as
 an error of the harness::
 
     BaseException
@@ -25,6 +25,10 @@ an error of the harness::
     Exception
     └── _CaseFailed                the fuzzer's private signal that makes Hypothesis
                                    shrink a failing scenario (retrychaos.fuzz)
+    MarkedYAMLError (PyYAML)
+    └── LimitError                 a scenario file past one of the reader's bounds
+                                   (retrychaos.scenario.yamlio), translated into a
+                                   ScenarioError at once
 
 ``ReportInputError`` lives in :mod:`retrychaos.report.errors` and
 ``ScenarioError`` in :mod:`retrychaos.scenario.errors`, next to the code that

@@ -32,11 +32,7 @@ if TYPE_CHECKING:
     from faker import Faker
 
     from ..world.clock import VirtualClock
-    from ..world.loop import VirtualEventLoop
-    from ..world.recorder import Recorder
-    from ..world.services import Services
-    from ..world.spec import Scenario
-    from ..world.trace import (
+    from ..world.event_data import (
         CallStartData,
         DecisionData,
         HookErrorData,
@@ -44,6 +40,10 @@ if TYPE_CHECKING:
         TaskEndData,
         TaskStartData,
     )
+    from ..world.loop import VirtualEventLoop
+    from ..world.recorder import Recorder
+    from ..world.services import Services
+    from ..world.spec import Scenario
 
 
 def agent_rng(seed: int, agent: int) -> random.Random:

@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     import random
     from collections.abc import Mapping
 
+    from .event_data import CommitData, DedupData
     from .recorder import Recorder
     from .responses import Reply
     from .spec import FaultRule, ToolSpec
-    from .trace import CommitData, DedupData
 
 PRE_COMMIT = frozenset(
     {FaultType.STATUS, FaultType.ARGUMENT, FaultType.UNPARSEABLE, FaultType.READ_TIMEOUT}

@@ -60,9 +60,9 @@ if TYPE_CHECKING:
     from .answer import Answer
     from .clock import VirtualClock
     from .context import CallMeta
+    from .event_data import RequestData, ResponseData
     from .recorder import Recorder
     from .spec import Contract, ToolSpec
-    from .trace import RequestData, ResponseData
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 # "Never answers" with no client timeout: wait until the run's horizon aborts it.

@@ -10,45 +10,14 @@ stream (``audit``, already redacted); the runner opens and closes the trace
 writes through one :class:`~retrychaos.world.recorder.Recorder`; this module
 holds the event itself, its kinds and its JSON-lines I/O.
 
-kind           data
-=============  ===========================================================
-run_start      scenario, controller, seed, epoch (wall seconds at t=0),
-               contract (dict), tools ({name: {side_effect, idempotency,
-               method, path}})
-task_start     deadline (absolute virtual seconds)
-call_start     invocation (1 first, 2.. re-plans), side_effect,
-               idempotency_supported, key (digest or None), args (digest)
-request        reached (False: connect failure, the server never saw it),
-               n (server-side attempt number of the op, None if not
-               reached), key (digest or None), args (digest), layer
-               ("controller" or "sdk"), method, path
-commit         effect (id), key (digest or None)
-dedup          key (digest), effect (id of the first commit)
-response       n, outcome (see OUTCOMES), status (int or None),
-               retry_after (raw header or None), retry_after_at (absolute
-               virtual seconds it names, or None), code, field,
-               started (virtual seconds the attempt started)
-decision       decision ("ok", "model_fix", "stop", "budget_exhausted",
-               "deadline_exceeded", "manual_check", "circuit_open", or
-               "raised"), ok (bool), code, field, error (short text),
-               traceback (only on a run's first "raised": where the
-               controller raised, file and line)
-model          action ("fix", "replan", "give_up"), detail
-task_end       ok (bool)
-hook_error     hook ("task_done"), error (text): an optional controller
-               hook raised; the run went on
-audit          record (redacted dict), leaks (list of what leaked: "secret",
-               "raw_key"), missing (list of required fields absent)
-run_end        status ("completed" or "failed"), error (text or None),
-               traceback (only when the controller factory raised)
-=============  ===========================================================
-=======
 Ids live on the event itself: ``agent``, ``task``, ``call`` (the invocation
 id, new on every re-plan), ``op`` (the logical operation, stable across
 re-plans), ``tool``. What ``data`` holds depends on the kind: one
-``TypedDict`` per kind below says it, field by field (:data:`DATA_TYPES`:
-``run_start`` -> :class:`RunStartData`, ``request`` -> :class:`RequestData`,
-...). Keys are digests, never raw keys or arguments. On disk each event is
+``TypedDict`` per kind in :mod:`retrychaos.world.event_data` says it, field
+by field (``DATA_TYPES``: ``run_start`` -> ``RunStartData``, ``request`` ->
+``RequestData``, ...; a decision carries ``traceback`` on a run's first
+``raised``, ``run_end`` when the controller factory raised). Keys are digests,
+never raw keys or arguments. On disk each event is
 one JSON line (:func:`dump`, :func:`load`).
 """
 
@@ -57,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict
+from typing import IO, TYPE_CHECKING, Any
 
 from .clock import NS_PER_S
 
@@ -93,184 +62,6 @@ OUTCOMES = (
     "timeout_after_commit",  # committed, answer lost (ambiguous)
     "reset_after_commit",  # committed, connection reset (ambiguous)
 )
-
-
-class ToolInfo(TypedDict):
-    """What ``run_start`` says of each tool."""
-
-    side_effect: bool
-    idempotency: bool
-    method: str
-    path: str
-
-
-class RunStartData(TypedDict):
-    """``run_start``: what was run, and the world it ran in."""
-
-    scenario: str
-    controller: str
-    seed: int
-    epoch: float
-    """Wall-clock Unix seconds at virtual time 0."""
-    contract: dict[str, Any]
-    tools: dict[str, ToolInfo]
-
-
-class TaskStartData(TypedDict):
-    """``task_start``: a user task begins."""
-
-    deadline: float
-    """Absolute virtual seconds."""
-
-
-class CallStartData(TypedDict):
-    """``call_start``: the agent invokes a tool (again, on a re-plan or a fix)."""
-
-    invocation: int
-    """1 for the first invocation of the operation, 2.. for re-plans and fixes."""
-    side_effect: bool
-    idempotency_supported: bool
-    key: str | None
-    """Digest of the agent's idempotency key."""
-    args: str
-    """Digest of the arguments."""
-
-
-class RequestData(TypedDict):
-    """``request``: an attempt left the client (ground truth, from the server side)."""
-
-    reached: bool
-    """False: a connect failure, the server never saw it."""
-    n: int | None
-    """Server-side attempt number of the operation; None if not reached."""
-    key: str | None
-    args: str
-    layer: str
-    """``"controller"`` or ``"sdk"``."""
-    method: str
-    path: str
-
-
-class CommitData(TypedDict):
-    """``commit``: a side effect took place."""
-
-    effect: str
-    key: str | None
-
-
-class DedupData(TypedDict):
-    """``dedup``: the idempotency store answered instead of committing again."""
-
-    key: str | None
-    effect: str
-    """The id of the first commit."""
-
-
-class ResponseData(TypedDict):
-    """``response``: the attempt ended, at the moment the client saw it end."""
-
-    n: int | None
-    outcome: str
-    """One of :data:`OUTCOMES`."""
-    status: int | None
-    retry_after: str | None
-    """The raw ``Retry-After`` header."""
-    retry_after_at: float | None
-    """The absolute virtual seconds the header names."""
-    code: str | None
-    field: str | None
-    started: float
-    """Virtual seconds the attempt started."""
-
-
-class DecisionData(TypedDict):
-    """``decision``: what the controller answered for one invocation."""
-
-    decision: str
-    ok: bool
-    code: str | None
-    field: str | None
-    error: str | None
-    """Short text (a controller that raised: its exception)."""
-    traceback: NotRequired[str]
-    """Only on a run's first ``raised``: where the controller raised, file and line."""
-
-
-class ModelData(TypedDict):
-    """``model``: what the simulated model did next."""
-
-    action: str
-    """``"fix"``, ``"replan"`` or ``"give_up"``."""
-    detail: str
-
-
-class TaskEndData(TypedDict):
-    """``task_end``: a user task is over."""
-
-    ok: bool
-
-
-class HookErrorData(TypedDict):
-    """``hook_error``: an optional controller hook raised; the run went on."""
-
-    hook: str
-    error: str | None
-    """The exception, as short redacted text."""
-
-
-class AuditData(TypedDict):
-    """``audit``: one audit record of the controller, redacted."""
-
-    record: dict[str, Any]
-    leaks: list[str]
-    """What leaked: ``"secret"``, ``"raw_key"``."""
-    missing: list[str]
-    """Required fields absent."""
-
-
-class RunEndData(TypedDict):
-    """``run_end``: how the run ended."""
-
-    status: str
-    """``"completed"`` or ``"failed"``."""
-    error: str | None
-    traceback: NotRequired[str]
-    """Only when the controller factory raised: where, file and line."""
-
-
-EventData: TypeAlias = (
-    RunStartData
-    | TaskStartData
-    | CallStartData
-    | RequestData
-    | CommitData
-    | DedupData
-    | ResponseData
-    | DecisionData
-    | ModelData
-    | TaskEndData
-    | HookErrorData
-    | AuditData
-    | RunEndData
-)
-"""The ``data`` of some event; which one its ``kind`` says (see :data:`DATA_TYPES`)."""
-
-DATA_TYPES: Mapping[str, type[EventData]] = {
-    "run_start": RunStartData,
-    "task_start": TaskStartData,
-    "call_start": CallStartData,
-    "request": RequestData,
-    "commit": CommitData,
-    "dedup": DedupData,
-    "response": ResponseData,
-    "decision": DecisionData,
-    "model": ModelData,
-    "task_end": TaskEndData,
-    "hook_error": HookErrorData,
-    "audit": AuditData,
-    "run_end": RunEndData,
-}
-"""Each event kind's ``data`` type, in :data:`EVENT_KINDS` order."""
 
 
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
