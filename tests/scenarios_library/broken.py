@@ -1,392 +1,28 @@
-"""A small controller that follows the rules, and variants that each break exactly one.
+"""Variants of the rule-following controller that each break exactly one rule.
 
-:class:`RuleFollower` is a compact, readable retry controller written against the
-plug-in contract alone (``retrychaos.contract``): it classifies each failure,
-keeps one budget per task shared by every layer (controller retries, the
-model's re-plans, an SDK's retries through ``gate``), backs off with capped,
-jittered delays drawn from ``random.Random(env.seed)``, honours Retry-After
-inside the deadline, reuses the agent's idempotency key, never replays a side
-effect without a usable idempotency guarantee, remembers final rejections of
-an operation, shares a simple circuit breaker per tool across the fleet, and
-writes one audit record per attempt without secrets.
-
-Each broken variant overrides one method or one flag of it, so the bug is the
-only difference: the scenario library must catch it through the invariant
-named in :data:`BROKEN`.
+:class:`~follower.RuleFollower` (``follower.py``) follows every rule. Each
+variant here overrides one method or one flag of it, so the bug is the only
+difference: the scenario library must catch it through the invariant named
+in :data:`BROKEN`, on every seed of ``test_library.BROKEN_SEEDS``.
 """
 
 from __future__ import annotations
 
-import email.utils
-import hashlib
-import json
-import random
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import httpx
+from follower import (
+    ARGUMENT,
+    PERMANENT,
+    TRANSIENT,
+    UNKNOWN,
+    Breaker,
+    Failure,
+    RuleFollower,
+    TaskBudget,
+)
 
-from retrychaos.contract import AUDIT_FIELDS
-
-TRANSIENT = "transient"
-ARGUMENT = "argument"
-PERMANENT = "permanent"
-UNKNOWN = "unknown"
-
-TRANSIENT_STATUSES = frozenset({408, 429, 502, 503, 504})
-ARGUMENT_STATUSES = frozenset({400, 422})
-PERMANENT_STATUSES = frozenset({401, 403, 404, 409, 410})
-NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Failure:
-    """One failed attempt, classified."""
-
-    kind: str
-    error: str
-    reached: bool = True
-    """The server may have seen the request (anything but a connect failure)."""
-    status: int | None = None
-    retry_after: float | None = None
-    body: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class TaskBudget:
-    """Everything one task has spent, whichever layer spent it."""
-
-    attempts: int = 0
-    per_op: Counter[str] = field(default_factory=Counter)
-    per_tool: Counter[str] = field(default_factory=Counter)
-    not_before: dict[str, float] = field(default_factory=dict)
-    """Per tool: the time a Retry-After named (the task sends nothing before it)."""
-    next_at: dict[str, tuple[str, float]] = field(default_factory=dict)
-    """Per op: the arguments' fingerprint and the earliest time they may be sent again."""
-
-
-class Breaker:
-    """Per tool: opens after ``threshold`` consecutive failures, one probe after ``cooldown_s``."""
-
-    def __init__(self, threshold: int = 5, cooldown_s: float = 5.0) -> None:
-        """Start closed."""
-        self.threshold = threshold
-        self.cooldown_s = cooldown_s
-        self.failures = 0
-        self.opened_at: float | None = None
-        self.probing = False
-
-    def state(self, now: float) -> str:
-        """``closed``, ``open`` or ``half_open``."""
-        if self.opened_at is None:
-            return "closed"
-        return "open" if now < self.opened_at + self.cooldown_s else "half_open"
-
-    def admit(self, now: float) -> str | None:
-        """A permit (``closed`` or ``probe``), or None when the call must fail fast."""
-        state = self.state(now)
-        if state == "closed":
-            return "closed"
-        if state == "half_open" and not self.probing:
-            self.probing = True
-            return "probe"
-        return None
-
-    def record(self, permit: str, *, failed: bool, now: float) -> None:
-        """Count the outcome of an attempt made under ``permit``."""
-        if permit == "probe":
-            self.probing = False
-            self.opened_at = now if failed else None
-            self.failures = 0
-        elif self.opened_at is None:
-            self.failures = self.failures + 1 if failed else 0
-            if self.failures >= self.threshold:
-                self.opened_at = now
-
-
-def fingerprint(args: dict[str, Any]) -> str:
-    """A stable digest of a call's arguments."""
-    return hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def key_digest(key: str | None) -> str | None:
-    """What audit records carry instead of a raw idempotency key."""
-    return None if key is None else hashlib.sha256(key.encode()).hexdigest()[:16]
-
-
-class RuleFollower:
-    """A follow-the-rules controller (async), one instance for the whole fleet."""
-
-    JITTER = 0.2
-    """Jitter ratio: a delay ``d`` becomes ``d * (1 + JITTER * U[0, 1))``."""
-    BREAKER = True
-    """Use a circuit breaker per tool."""
-
-    def __init__(self, env: Any) -> None:
-        """Build the controller for one run."""
-        self.env = env
-        self.contract = env.contract
-        self.rng = random.Random(env.seed)
-        self.budgets: dict[str, TaskBudget] = {}
-        self.breakers: dict[str, Breaker] = {}
-        self.final: dict[tuple[str, str], dict[str, Any]] = {}
-        """Answers that stand for an operation and its arguments (permanent, argument, unknown)."""
-        self.unsafe: dict[str, dict[str, Any]] = {}
-        """Side-effect operations that may have landed and must never be sent again."""
-
-    # -- the rules, one method each (the broken variants override one) --------
-
-    def budget_key(self, ctx: Any) -> str:
-        """One budget per task, shared by re-plans and every layer."""
-        return ctx.task_id
-
-    def key_for(self, ctx: Any, attempt: int) -> str | None:
-        """The agent's key for the operation, the same on every attempt."""
-        del attempt
-        return ctx.idempotency_key
-
-    def repeatable(self, ctx: Any) -> bool:
-        """Whether sending the operation twice cannot do it twice."""
-        return not ctx.side_effect or bool(ctx.idempotency_key and ctx.idempotency_supported)
-
-    def classify(self, exc: BaseException) -> Failure:
-        """Normalise what the tool raised into the four kinds."""
-        if isinstance(exc, httpx.HTTPStatusError):
-            response = exc.response
-            status = response.status_code
-            try:
-                body = response.json()
-            except ValueError:
-                body = {}
-            body = body.get("error", body) if isinstance(body, dict) else {}
-            body = body if isinstance(body, dict) else {}
-            kind = (
-                TRANSIENT
-                if status in TRANSIENT_STATUSES
-                else ARGUMENT
-                if status in ARGUMENT_STATUSES
-                else PERMANENT
-                if status in PERMANENT_STATUSES
-                else UNKNOWN
-            )
-            return Failure(
-                kind=kind,
-                error=f"HTTP {status}",
-                status=status,
-                retry_after=self.retry_after(response.headers.get("Retry-After")),
-                body=body,
-            )
-        if isinstance(exc, NEVER_SENT):
-            return Failure(kind=TRANSIENT, error=type(exc).__name__, reached=False)
-        if isinstance(exc, httpx.TransportError):
-            return Failure(kind=TRANSIENT, error=type(exc).__name__)
-        return Failure(kind=UNKNOWN, error=type(exc).__name__)
-
-    def retry_after(self, header: str | None) -> float | None:
-        """Seconds a Retry-After header asks for (delta-seconds or HTTP-date), None if garbage."""
-        if header is None:
-            return None
-        text = header.strip()
-        if text.isdigit():
-            return float(text)
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, when.timestamp() - self.env.clock.wall())
-
-    def backoff(self, attempt: int) -> float:
-        """Capped exponential backoff with jitter, for the ``attempt``-th failure of an op."""
-        c = self.contract
-        delay = min(c.max_delay_s, c.base_delay_s * 2 ** (attempt - 1))
-        return delay * (1 + self.JITTER * self.rng.random())
-
-    def fits(self, now: float, wait: float, deadline: float) -> bool:
-        """Whether waiting ``wait`` still leaves time before the deadline."""
-        return now + wait < deadline
-
-    def decide(
-        self, failure: Failure, ctx: Any, budget: TaskBudget, unknown_retries: int
-    ) -> tuple[str, float]:
-        """Definite answers first (nothing took effect), then idempotency, kind, budget, wait.
-
-        The seed's order: a side effect without a usable idempotency guarantee is
-        never repeated, whatever the kind; the budget and the deadline are checked
-        before any wait is computed, and the wait itself must fit the deadline.
-        """
-        if failure.kind == ARGUMENT:
-            return "model_fix", 0.0
-        if failure.kind == PERMANENT:
-            return "stop", 0.0
-        if not self.repeatable(ctx):
-            return ("manual_check" if failure.reached else "stop"), 0.0
-        if failure.kind == UNKNOWN and (ctx.side_effect or unknown_retries > 0):
-            return "stop", 0.0
-        if self.spent(budget, ctx):
-            return "budget_exhausted", 0.0
-        now = self.env.clock.now()
-        wait = self.backoff(budget.per_op[ctx.operation_id])
-        if failure.retry_after is not None:
-            wait = max(wait, failure.retry_after)
-        if not self.fits(now, wait, ctx.deadline):
-            return "deadline_exceeded", 0.0
-        return "retry", wait
-
-    def audit(self, ctx: Any, attempt: int, args: dict[str, Any], **fields: Any) -> None:
-        """One record per attempt: the required fields, digests only, no arguments."""
-        del args
-        record = {
-            "task_id": ctx.task_id,
-            "tool": ctx.tool,
-            "call_id": ctx.call_id,
-            "attempt": attempt,
-            "idempotency_key_digest": key_digest(ctx.idempotency_key),
-            **fields,
-        }
-        assert set(AUDIT_FIELDS) <= set(record), set(AUDIT_FIELDS) - set(record)
-        self.env.audit(record)
-
-    # -- machinery -------------------------------------------------------------
-
-    def spent(self, budget: TaskBudget, ctx: Any) -> bool:
-        """Whether the task, the operation or the tool has no attempt left."""
-        c = self.contract
-        return (
-            budget.attempts >= c.max_attempts_per_task
-            or budget.per_op[ctx.operation_id] >= c.max_attempts_per_call
-            or budget.per_tool[ctx.tool] >= c.max_attempts_per_call
-        )
-
-    def charge(self, budget: TaskBudget, ctx: Any) -> None:
-        """Spend one attempt of the task, the operation and the tool."""
-        budget.attempts += 1
-        budget.per_op[ctx.operation_id] += 1
-        budget.per_tool[ctx.tool] += 1
-
-    def breaker(self, tool: str) -> Breaker:
-        """The fleet-wide breaker of ``tool``."""
-        return self.breakers.setdefault(tool, Breaker())
-
-    def gate(self, ctx: Any, budget: TaskBudget) -> Any:
-        """What an SDK layer under the tool asks before each of its retries."""
-
-        def allow(attempt_number: int, error: BaseException | None) -> bool:
-            del attempt_number
-            failure = None if error is None else self.classify(error)
-            if failure is None or failure.kind != TRANSIENT or failure.retry_after is not None:
-                return False  # only plain transient failures; the controller honours Retry-After
-            now = self.env.clock.now()
-            if not self.repeatable(ctx) or self.spent(budget, ctx):
-                return False
-            if self.BREAKER and self.breaker(ctx.tool).state(now) != "closed":
-                return False
-            if not self.fits(now, self.contract.max_delay_s, ctx.deadline):
-                return False  # the SDK's own wait must not cross the deadline
-            self.charge(budget, ctx)
-            return True
-
-        return allow
-
-    def give_up(self, decision: str, error: str, **extra: Any) -> dict[str, Any]:
-        """The seed-style answer of a call that did not succeed."""
-        return {"ok": False, "decision": decision, "error": error, **extra}
-
-    async def admit(self, ctx: Any, budget: TaskBudget, fp: str) -> dict[str, Any] | str:
-        """Before an attempt: memory, budget, deadline, waits, breaker. A permit, or a refusal."""
-        op = ctx.operation_id
-        if (op, fp) in self.final:
-            return self.final[(op, fp)]
-        if op in self.unsafe:
-            return self.unsafe[op]
-        if self.spent(budget, ctx):
-            return self.give_up("budget_exhausted", "the task's attempt budget is spent")
-        clock = self.env.clock
-        due = budget.not_before.get(ctx.tool, 0.0)
-        planned = budget.next_at.get(op)
-        if planned is not None and planned[0] == fp:  # a re-plan of the same call waits too
-            due = max(due, planned[1])
-        if due > clock.now():
-            if not self.fits(clock.now(), due - clock.now(), ctx.deadline):
-                return self.give_up("deadline_exceeded", "waiting would cross the deadline")
-            await clock.sleep(due - clock.now())
-        if clock.now() >= ctx.deadline:
-            return self.give_up("deadline_exceeded", "the task's deadline has passed")
-        if not self.BREAKER:
-            return "closed"
-        permit = self.breaker(ctx.tool).admit(clock.now())
-        if permit is None:
-            return self.give_up("circuit_open", f"the breaker of {ctx.tool} is open")
-        return permit
-
-    async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
-        """Complete one invocation of a tool under the rules."""
-        clock = self.env.clock
-        budget = self.budgets.setdefault(self.budget_key(ctx), TaskBudget())
-        fp = fingerprint(args)
-        started = clock.now()
-        attempt = unknown_retries = 0
-        while True:
-            permit = await self.admit(ctx, budget, fp)
-            if isinstance(permit, dict):
-                return permit
-            attempt += 1
-            self.charge(budget, ctx)
-            breaker = self.breaker(ctx.tool)
-            failure: Failure | None = None
-            try:
-                result = await tool(
-                    args, idempotency_key=self.key_for(ctx, attempt), gate=self.gate(ctx, budget)
-                )
-            except Exception as exc:
-                failure = self.classify(exc)
-            finally:
-                now = clock.now()
-                if self.BREAKER:
-                    flaky = failure is not None and failure.kind in {TRANSIENT, UNKNOWN}
-                    paced = failure is not None and failure.status == 429  # the service is up
-                    breaker.record(permit, failed=flaky and not paced, now=now)
-            common = {"elapsed_s": now - started, "breaker_state": breaker.state(now)}
-            if failure is None:
-                self.audit(
-                    ctx, attempt, args, failure_kind=None, decision="ok", backoff_s=None,
-                    result="ok", **common,
-                )  # fmt: skip
-                budget.next_at.pop(ctx.operation_id, None)
-                return result
-            if failure.retry_after is not None:
-                budget.not_before[ctx.tool] = now + failure.retry_after
-            decision, wait = self.decide(failure, ctx, budget, unknown_retries)
-            # The next attempt of these arguments, a retry or the model's re-plan, waits.
-            planned = wait if decision == "retry" else self.backoff(budget.per_op[ctx.operation_id])
-            budget.next_at[ctx.operation_id] = (fp, now + planned)
-            self.audit(
-                ctx, attempt, args, failure_kind=failure.kind, decision=decision,
-                backoff_s=wait if decision == "retry" else None, result=failure.error, **common,
-            )  # fmt: skip
-            if decision == "retry":
-                unknown_retries += failure.kind == UNKNOWN
-                continue  # admit() waits until next_at before the next attempt
-            return self.finish(decision, failure, ctx, fp)
-
-    def finish(self, decision: str, failure: Failure, ctx: Any, fp: str) -> dict[str, Any]:
-        """Build the final answer and remember what must not be sent again."""
-        body = failure.body
-        extra: dict[str, Any] = {}
-        if decision == "model_fix":
-            extra = {
-                name: body.get(name)
-                for name in ("code", "field", "allowed", "retryable_by_model")
-                if name in body
-            }
-        answer = self.give_up(decision, failure.error, **extra)
-        if failure.kind in {ARGUMENT, PERMANENT, UNKNOWN}:  # a re-plan is one more retry
-            self.final[(ctx.operation_id, fp)] = answer
-        elif failure.reached and not self.repeatable(ctx):
-            self.unsafe[ctx.operation_id] = self.give_up(
-                "manual_check", "the side effect may have happened: check before acting again"
-            )
-        return answer
+__all__ = ["BROKEN", "Broken", "RuleFollower"]
 
 
 # -- the broken variants: one rule each ----------------------------------------
@@ -527,6 +163,68 @@ class ClaimsSuccess(RuleFollower):
         return {}
 
 
+class TripsOnStatusOnly(RuleFollower):
+    """Its breaker counts error answers only: a service that hangs never opens it."""
+
+    def trips(self, failure: Failure | None) -> bool:
+        """Only a 5xx answer counts; a timeout or a reset does not."""
+        return failure is not None and failure.status is not None and failure.status >= 500
+
+
+class ProbeFlood(RuleFollower):
+    """Half-open lets every caller through while the trial call is still in flight."""
+
+    HALF_OPEN_PROBES = 1_000_000
+
+
+class NeverRecloses(RuleFollower):
+    """A probe that succeeds restarts the cool-down instead of closing the breaker."""
+
+    def settle(self, breaker: Breaker, permit: str, *, failed: bool, now: float) -> None:
+        """Count a successful probe as one more reason to stay open."""
+        breaker.record(permit, failed=failed or permit == "probe", now=now)
+
+
+class Uncapped(RuleFollower):
+    """Exponential backoff without the cap: the delay doubles past ``max_delay_s``."""
+
+    def backoff(self, attempt: int) -> float:
+        """``base * 2**(attempt-1)`` with jitter, never capped."""
+        delay = self.contract.base_delay_s * 2 ** (attempt - 1)
+        return delay * (1 + self.JITTER * self.rng.random())
+
+
+class PerToolBudget(RuleFollower):
+    """A budget per task and tool: a task calling three tools gets three budgets."""
+
+    def budget_key(self, ctx: Any) -> str:
+        """Key the budget by the task and the tool."""
+        return f"{ctx.task_id}/{ctx.tool}"
+
+
+class KeyPerInvocation(RuleFollower):
+    """Derives the key from the invocation: stable across retries, new on every re-plan."""
+
+    def key_for(self, ctx: Any, attempt: int) -> str | None:
+        """One key per call id (the model's re-plan of the same operation gets another)."""
+        del attempt
+        key = ctx.idempotency_key
+        return None if key is None else f"{key}-{ctx.invocation}"
+
+
+class RetryAfterIsTheWait(RuleFollower):
+    """Takes any Retry-After as the whole wait: a date in the past means retry at once."""
+
+    def decide(
+        self, failure: Failure, ctx: Any, budget: TaskBudget, unknown_retries: int
+    ) -> tuple[str, float]:
+        """The server's value replaces the backoff instead of bounding it from below."""
+        decision, wait = super().decide(failure, ctx, budget, unknown_retries)
+        if decision == "retry" and failure.retry_after is not None:
+            return decision, failure.retry_after
+        return decision, wait
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Broken:
     """A broken variant, the invariant it must violate, and a scenario that shows it."""
@@ -603,6 +301,40 @@ BROKEN: tuple[Broken, ...] = (
     Broken(controller=ClaimsSuccess, invariant="honest_outcomes", scenario="forbidden-403"),
     Broken(
         controller=LeaksSecrets, invariant="audit_complete_and_redacted", scenario="planted-secrets"
+    ),
+    Broken(
+        controller=TripsOnStatusOnly, invariant="breaker_sheds_load", scenario="outage-timeouts"
+    ),
+    Broken(
+        controller=ProbeFlood, invariant="breaker_sheds_load", scenario="half-open-hanging-probe"
+    ),
+    Broken(
+        controller=NeverRecloses,
+        invariant="succeeds_when_possible",
+        scenario="outage-then-recovery",
+    ),
+    Broken(
+        controller=Uncapped, invariant="backoff_bounded_and_jittered", scenario="backoff-cap-binds"
+    ),
+    Broken(
+        controller=PerToolBudget,
+        invariant="no_request_amplification",
+        scenario="task-budget-across-tools",
+    ),
+    Broken(
+        controller=KeyPerInvocation,
+        invariant="idempotency_key_stable",
+        scenario="replan-after-ambiguous-commit",
+    ),
+    Broken(
+        controller=KeyPerInvocation,
+        invariant="no_duplicate_side_effects",
+        scenario="replan-after-ambiguous-commit",
+    ),
+    Broken(
+        controller=RetryAfterIsTheWait,
+        invariant="backoff_bounded_and_jittered",
+        scenario="retry-after-date-in-past",
     ),
 )
 """Every broken variant with the invariant and the shipped scenario that must catch it."""
