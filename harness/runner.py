@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from faker import Faker
 
     from .controllers.registry import ControllerRef
+    from .invariants.base import ViolationRecord
     from .world.clock import VirtualClock
     from .world.spec import Scenario
 
@@ -94,7 +95,7 @@ class CaseResult:
     controller: str
     seed: int
     passed: bool
-    violations: list[dict[str, Any]]
+    violations: list[ViolationRecord]
     metrics: dict[str, Any]
     error: str | None = None
     error_kind: str | None = None
@@ -296,7 +297,7 @@ def judge(
     simulation: Simulation,
     scenario: Scenario,
     progress: Callable[[str], None] | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any], str | None, str | None]:
+) -> tuple[list[ViolationRecord], dict[str, Any], str | None, str | None]:
     """Check the invariants and compute the metrics: violations, metrics, error, error kind.
 
     A run recorded in parts is judged one part at a time (``progress`` hears
@@ -304,7 +305,7 @@ def judge(
     judged: no violations, the metrics its counts give (see :func:`tally_metrics`).
     """
     error, error_kind = simulation.error, simulation.error_kind
-    violations: list[dict[str, Any]] = []
+    violations: list[ViolationRecord] = []
     metrics: dict[str, Any] = {}
     recorder = simulation.recorder
     if error_kind == "internal":
@@ -319,7 +320,7 @@ def judge(
                 scenario,
                 progress=None if told is None else lambda k, n: told(f"judging part {k} of {n}"),
             )
-            violations = [v.as_dict() for v in verdict.violations]
+            violations = [v.record() for v in verdict.violations]
             metrics = {
                 **verdict.metrics.as_dict(),
                 "events": recorder.count,
@@ -327,7 +328,7 @@ def judge(
             }
         else:
             events = simulation.events
-            violations = [v.as_dict() for v in check_all(events, scenario)]
+            violations = [v.record() for v in check_all(events, scenario)]
             metrics = compute_metrics(events, scenario).as_dict()
     except Exception as exc:
         error = (

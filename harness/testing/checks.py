@@ -8,7 +8,7 @@ invariant broke, where, what was expected, and how to replay it.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..controllers.registry import ControllerRef, resolve
 from ..runner import CaseResult, run_case
@@ -16,6 +16,7 @@ from ..runner import CaseResult, run_case
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from ..invariants.base import ViolationRecord
     from ..world.spec import Scenario
 
 __all__ = ["CaseFailed", "check_case", "describe_failure", "run_command"]
@@ -68,7 +69,7 @@ def describe_failure(result: CaseResult, *, limit: int = 10, replay: bool = True
     return "\n".join(lines) if lines else f"scenario {where} passed"
 
 
-def _violation_lines(violations: Iterable[dict[str, Any]]) -> list[str]:
+def _violation_lines(violations: Iterable[ViolationRecord]) -> list[str]:
     lines = []
     for v in violations:
         lines.append(f"- {v['invariant']}: {v['message']}")
@@ -106,6 +107,6 @@ def check_case(
     return result
 
 
-def _with_violations(result: CaseResult, violations: list[dict[str, Any]]) -> CaseResult:
+def _with_violations(result: CaseResult, violations: list[ViolationRecord]) -> CaseResult:
     passed = result.error is None and not violations
     return dataclasses.replace(result, violations=violations, passed=passed)

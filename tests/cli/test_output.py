@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import shlex
 from importlib.metadata import version
@@ -115,6 +116,9 @@ def test_a_sync_controller_that_raised_leaves_its_traceback_in_the_trace(project
     )
     runs = json.loads((project / "out" / "results.json").read_text())["runs"]
     assert runs[0]["traceback"] == raised
+    page = (project / "out" / "index.html").read_text()
+    assert "<summary>The controller raised: where</summary>" in page
+    assert raised in html.unescape(page)
     trace = project / "out" / "traces" / "user_controllers_sync_raises__burst-503-clears__1.jsonl"
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     carrying = [e for e in events if "traceback" in e["data"]]
