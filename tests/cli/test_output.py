@@ -204,7 +204,8 @@ def test_output_is_never_wrapped_or_marked_up_without_a_tty(tmp_path: Path, retr
         "is reset, on a service that does not deduplicate by key, so the send must never be "
         "repeated."
     )
-    assert all(line.startswith(("  ", "scenarios", "invariants", "controllers")) for line in listed)
+    sections = ("scenarios", "invariants", "verdicts (per invariant per run)", "controllers")
+    assert all(line.startswith(("  ", *sections)) for line in listed)
 
 
 def test_version_and_short_help(tmp_path: Path, retrychaos):
