@@ -40,6 +40,7 @@ from .controllers.registry import check_controller
 from .errors import ControllerLoadError, RunAborted
 from .invariants.registry import check_all, exercise_of
 from .invariants.sharded import judge_in_parts
+from .invariants.verdicts import Judgement
 from .metrics import compute_metrics
 from .trace_modes import (
     CALLS_PER_PART,
@@ -299,20 +300,6 @@ def simulate(
     return Simulation(
         recorder=recorder, error=error, error_kind=error_kind, traceback=raised, parts=writer
     )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Judgement:
-    """What judging a run found (see :func:`judge`)."""
-
-    violations: list[ViolationRecord]
-    metrics: dict[str, Any]
-    error: str | None = None
-    error_kind: str | None = None
-    verdicts: dict[str, str] = field(default_factory=dict)
-    """See :attr:`CaseResult.verdicts`."""
-    vacuous: str | None = None
-    """See :attr:`CaseResult.vacuous`."""
 
 
 def judge(

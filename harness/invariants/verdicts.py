@@ -20,7 +20,8 @@ exercised it, as a tool was reached or a fault fired if it was in any part.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
 
 from .triggers import fault_fired, reached_a_tool
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
-    from .base import Invariant
+    from .base import Invariant, ViolationRecord
 
 __all__ = [
     "HELD",
@@ -41,6 +42,7 @@ __all__ = [
     "VERDICT_DEFINITIONS",
     "VIOLATED",
     "Exercise",
+    "Judgement",
 ]
 
 HELD: Final = "held"
@@ -71,6 +73,20 @@ NO_FAULT_FIRED: Final = (
     "vacuous run: none of the scenario's faults fired, so nothing was tested; expected at "
     "least one attempt to meet a fault of the fault plan of {tools}"
 )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Judgement:
+    """What judging one run found: its violations, metrics, error, verdicts and vacuity."""
+
+    violations: list[ViolationRecord]
+    metrics: dict[str, Any]
+    error: str | None = None
+    error_kind: str | None = None
+    verdicts: dict[str, str] = field(default_factory=dict)
+    """Each judged invariant's verdict by id (empty when the run was not judged)."""
+    vacuous: str | None = None
+    """Why the run tested nothing, or None."""
 
 
 class Exercise:
