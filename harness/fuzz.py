@@ -30,7 +30,7 @@ from .report.results import report_meta, write_results
 from .report.write import render_reports
 from .runner import run_case
 from .scenario import load_scenario, write_scenario
-from .testing.checks import describe_failure, run_command
+from .testing.checks import describe_failure, failed, run_command
 from .testing.strategies import scenarios
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class FuzzReport:
     @property
     def reproduced(self) -> bool:
         """The case failed again when re-run from its file."""
-        return not self.result.passed
+        return failed(self.result)
 
 
 class _CaseFailed(Exception):
@@ -116,7 +116,7 @@ def search(
     def case(scenario: Scenario) -> None:
         state["calls"] += 1
         result = run_case(scenario, controller, seed, keep_events=False, watchdog_s=watchdog_s)
-        if result.passed:
+        if not failed(result):  # a world whose faults never fired is no counterexample
             return
         if state["first"] is None:
             state["first"] = state["calls"]
@@ -204,7 +204,7 @@ def write_report(outcome: FuzzOutcome, report_dir: Path) -> FuzzReport:
             "budget": outcome.budget,
             "shrunk_scenario": str(path),
             "command": command,
-            "reproduced": not replayed.passed,
+            "reproduced": failed(replayed),
         }
     results_file = report_dir / "results.json"
     results_file.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -38,8 +38,9 @@ from .audit import audit_checker
 from .contract import Env
 from .controllers.registry import check_controller
 from .errors import ControllerLoadError, RunAborted
-from .invariants.registry import check_all
+from .invariants.registry import check_all, exercise_of
 from .invariants.sharded import judge_in_parts
+from .invariants.verdicts import Judgement
 from .metrics import compute_metrics
 from .trace_modes import (
     CALLS_PER_PART,
@@ -64,6 +65,7 @@ __all__ = [
     "LARGE_RUN_CALLS",
     "TRACE_MODES",
     "CaseResult",
+    "Judgement",
     "Simulation",
     "judge",
     "parts_for",
@@ -108,6 +110,11 @@ class CaseResult:
     events: list[TraceEvent] | None = field(default=None, repr=False)
     judged: bool = True
     """False when the run was recorded in count mode: invariants were not checked."""
+    verdicts: dict[str, str] = field(default_factory=dict)
+    """Each judged invariant's verdict by id: ``held``, ``violated`` or ``not_exercised``
+    (see :mod:`retrychaos.invariants.verdicts`); empty when the run was not judged."""
+    vacuous: str | None = None
+    """Why the run tested nothing (then it failed), or None."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form used in ``results.json`` (``judged`` appears only when false)."""
@@ -118,6 +125,8 @@ class CaseResult:
             "controller": self.controller,
             "seed": self.seed,
             "passed": self.passed,
+            "vacuous": self.vacuous,
+            "verdicts": self.verdicts,
             "violations": self.violations,
             "metrics": self.metrics,
             "error": self.error,
@@ -297,21 +306,23 @@ def judge(
     simulation: Simulation,
     scenario: Scenario,
     progress: Callable[[str], None] | None = None,
-) -> tuple[list[ViolationRecord], dict[str, Any], str | None, str | None]:
-    """Check the invariants and compute the metrics: violations, metrics, error, error kind.
+) -> Judgement:
+    """Check the invariants and compute the metrics, the verdicts and whether the run was vacuous.
 
     A run recorded in parts is judged one part at a time (``progress`` hears
     of each: ``judging part 3 of 40``); a run recorded in count mode is not
-    judged: no violations, the metrics its counts give (see :func:`tally_metrics`).
+    judged: no violations, no verdicts, the metrics its counts give (see
+    :func:`tally_metrics`). Only a run that ended without an error can be
+    vacuous (one that did has failed already, and says why).
     """
     error, error_kind = simulation.error, simulation.error_kind
-    violations: list[ViolationRecord] = []
-    metrics: dict[str, Any] = {}
     recorder = simulation.recorder
     if error_kind == "internal":
-        return violations, metrics, error, error_kind
+        return Judgement(violations=[], metrics={}, error=error, error_kind=error_kind)
     if recorder is not None and not recorder.kept and simulation.parts is None:
-        return violations, tally_metrics(recorder), error, error_kind
+        return Judgement(
+            violations=[], metrics=tally_metrics(recorder), error=error, error_kind=error_kind
+        )
     try:
         if simulation.parts is not None and recorder is not None:
             told = progress
@@ -326,16 +337,27 @@ def judge(
                 "events": recorder.count,
                 "violations_found": verdict.totals,
             }
+            verdicts, vacuous = verdict.verdicts, verdict.vacuous
         else:
             events = simulation.events
             violations = [v.record() for v in check_all(events, scenario)]
             metrics = compute_metrics(events, scenario).as_dict()
+            exercise = exercise_of(events, scenario)
+            verdicts = exercise.verdicts(v["invariant"] for v in violations)
+            vacuous = exercise.vacuous()
     except Exception as exc:
         error = (
             f"internal error while judging: {type(exc).__name__}: {exc}\n" + traceback.format_exc()
         )
-        error_kind = "internal"
-    return violations, metrics, error, error_kind
+        return Judgement(violations=[], metrics={}, error=error, error_kind="internal")
+    return Judgement(
+        violations=violations,
+        metrics=metrics,
+        error=error,
+        error_kind=error_kind,
+        verdicts=verdicts,
+        vacuous=vacuous if error is None else None,
+    )
 
 
 def run_case(
@@ -369,9 +391,11 @@ def run_case(
     if progress is not None:
         progress("judging")
     try:
-        violations, metrics, error, error_kind = judge(simulation, scenario, progress)
+        judgement = judge(simulation, scenario, progress)
     finally:
         simulation.discard()
+    violations, metrics = judgement.violations, judgement.metrics
+    error, error_kind = judgement.error, judgement.error_kind
     judged = mode != "count"
     if not judged and error is None:
         # Never report a pass that was not checked.
@@ -385,7 +409,7 @@ def run_case(
         suite=scenario.suite,
         controller=controller.name,
         seed=seed,
-        passed=judged and error is None and not violations,
+        passed=judged and error is None and not violations and judgement.vacuous is None,
         violations=violations,
         metrics=metrics,
         error=error,
@@ -395,6 +419,8 @@ def run_case(
         traceback=simulation.traceback,
         events=simulation.events if keep_events and mode == "keep" else None,
         judged=judged,
+        verdicts=judgement.verdicts,
+        vacuous=judgement.vacuous,
     )
 
 

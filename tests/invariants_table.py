@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrychaos.invariants.registry import ALL, LABELS
+from retrychaos.invariants.verdicts import VACUOUS_DEFINITION, VERDICT_DEFINITIONS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -25,11 +26,18 @@ REGENERATE = ".venv/bin/python tests/invariants_table.py --write docs/invariants
 
 
 def render_table() -> str:
-    """The catalogue as a Markdown table: id, matrix column label, when it holds."""
-    lines = ["| id | matrix column | holds when |", "|---|---|---|"]
+    """The catalogue as a Markdown table, then what each verdict means and what a vacuous run is.
+
+    The table's columns: id, matrix column label, when it holds, when a run exercises it.
+    """
+    lines = ["| id | matrix column | holds when | exercised when |", "|---|---|---|---|"]
     lines += [
-        f"| `{invariant.id}` | {LABELS[invariant.id]} | {invariant.summary} |" for invariant in ALL
+        f"| `{invariant.id}` | {LABELS[invariant.id]} | {invariant.summary} | {invariant.trigger} |"
+        for invariant in ALL
     ]
+    lines += ["", "Each invariant judged on a run gets one verdict:", ""]
+    lines += [f"- `{verdict}`: {meaning}." for verdict, meaning in VERDICT_DEFINITIONS.items()]
+    lines += ["", f"A **vacuous run** tested nothing: {VACUOUS_DEFINITION}."]
     return "\n".join(lines) + "\n"
 
 

@@ -128,12 +128,26 @@ def _resolves(dotted: str) -> bool:
 
 
 def test_invariants_table_is_generated_from_the_registry():
-    """docs/invariants.md's table is the registry's ids, labels and summaries, in order."""
+    """docs/invariants.md's table is the registry's ids, labels, summaries and triggers, in order."""
     current = extract((ROOT / "docs" / "invariants.md").read_text(encoding="utf-8"))
     assert current is not None, f"docs/invariants.md lost its markers; run: {REGENERATE}"
     assert current == render_table(), f"docs/invariants.md's table is stale; run: {REGENERATE}"
-    rows = current.splitlines()[2:]
-    assert rows == [f"| `{i.id}` | {LABELS[i.id]} | {i.summary} |" for i in ALL]
+    rows = current.splitlines()[2 : 2 + len(ALL)]
+    assert rows == [f"| `{i.id}` | {LABELS[i.id]} | {i.summary} | {i.trigger} |" for i in ALL]
+    assert current.splitlines()[2 + len(ALL) :] == [
+        "",
+        "Each invariant judged on a run gets one verdict:",
+        "",
+        "- `held`: its trigger happened and no violation was found.",
+        "- `violated`: at least one violation was found.",
+        "- `not_exercised`: its trigger never happened in the run, so the run did not test it.",
+        "",
+        (
+            "A **vacuous run** tested nothing: a run is vacuous, and fails, when the controller "
+            "reached no tool, or when the scenario has faults and none of them fired; a scenario "
+            "without faults is never vacuous for lack of faults."
+        ),
+    ]
 
 
 def test_every_copy_of_the_catalogue_matches_the_registry():
@@ -151,7 +165,7 @@ def test_every_copy_of_the_catalogue_matches_the_registry():
 
 
 def test_retrychaos_list_prints_the_registry_definitions():
-    """`retrychaos list` prints each invariant as `id: summary`, as the registry has it."""
+    """`retrychaos list` prints each invariant as `id: summary` and its trigger, then the verdicts."""
     done = subprocess.run(
         [sys.executable, "-m", "retrychaos", "list"],
         capture_output=True,
@@ -161,7 +175,19 @@ def test_retrychaos_list_prints_the_registry_definitions():
     )
     lines = [line.strip() for line in done.stdout.splitlines()]
     for invariant in ALL:
-        assert f"{invariant.id}: {invariant.summary}" in lines
+        at = lines.index(f"{invariant.id}: {invariant.summary}")
+        assert lines[at + 1] == f"exercised when: {invariant.trigger}"
+    verdicts = lines.index("verdicts (per invariant per run)")
+    assert lines[verdicts + 1 : verdicts + 5] == [
+        "held: its trigger happened and no violation was found",
+        "violated: at least one violation was found",
+        "not_exercised: its trigger never happened in the run, so the run did not test it",
+        (
+            "vacuous run: a run is vacuous, and fails, when the controller reached no tool, or "
+            "when the scenario has faults and none of them fired; a scenario without faults is "
+            "never vacuous for lack of faults"
+        ),
+    ]
 
 
 def test_the_scenario_package_imports_first_without_a_cycle():

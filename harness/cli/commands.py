@@ -14,6 +14,7 @@ import typer
 
 from ..controllers.registry import BUILTINS, resolve
 from ..invariants.registry import ALL as INVARIANTS
+from ..invariants.verdicts import VACUOUS_DEFINITION, VERDICT_DEFINITIONS
 from ..scenario import json_schema
 from ..scenario.library import library_path
 from .common import check_controllers, load_scenarios
@@ -26,7 +27,7 @@ _SHOWN = 3
 
 
 def list_() -> None:
-    """List the shipped scenarios, the invariants (gravest first) and the built-in controllers."""
+    """List the shipped scenarios, the invariants (gravest first), the verdicts, the built-ins."""
     scenarios = load_scenarios([])
     say("scenarios")
     for s in sorted(scenarios, key=lambda s: (s.suite, s.name)):
@@ -36,6 +37,11 @@ def list_() -> None:
     say("invariants")
     for inv in INVARIANTS:
         say(f"  {inv.id}: {inv.summary}")
+        say(f"    exercised when: {inv.trigger}")
+    say("verdicts (per invariant per run)")
+    for verdict, meaning in VERDICT_DEFINITIONS.items():
+        say(f"  {verdict}: {meaning}")
+    say(f"  vacuous run: {VACUOUS_DEFINITION}")
     say("controllers")
     for name, (path, about) in sorted(BUILTINS.items()):
         say(f"  {name} ({path}): {about}")

@@ -8,7 +8,9 @@ Failing cases are shown most important first:
 3. runs that broke an invariant, by the catalogue position of the gravest
    invariant broken (``retrychaos list`` shows the catalogue, gravest
    first), then by how many violations the run has, most first;
-4. runs that were not judged.
+4. vacuous runs, which tested nothing (no tool reached, or none of the
+   scenario's faults fired);
+5. runs that were not judged.
 
 Ties keep the order of the run (controller, scenario, seed). At most
 :data:`MAX_BLOCKS` blocks are printed, then ``... and N more``; summary.md
@@ -56,7 +58,9 @@ def rank(results: Sequence[CaseResult]) -> list[CaseResult]:
                 _CATALOGUE.get(v["invariant"], len(_CATALOGUE)) for v in result.violations
             )
             return (2, gravest, -len(result.violations), n)
-        return (3, 0, 0, n)
+        if result.vacuous:
+            return (3, 0, 0, n)
+        return (4, 0, 0, n)
 
     return [result for _, result in sorted(failing, key=key)]
 
@@ -104,6 +108,8 @@ def _block(result: CaseResult, invariants: Sequence[str]) -> list[str]:
         lines.append(_field("error", first))
         if rest.strip() and result.traceback is None:
             lines.extend(_indented(rest))
+    if result.vacuous:
+        lines.append(_field("vacuous", result.vacuous))
     if result.violations:
         counts = Counter(v["invariant"] for v in result.violations)
         top, *others = list(counts)
@@ -135,7 +141,7 @@ def _times(count: int) -> str:
 
 
 def tally_lines(results: Sequence[CaseResult]) -> list[str]:
-    """One line per controller: runs, passes, and what each broken invariant cost."""
+    """One line per controller: runs, passes, what each broken invariant cost, vacuous runs."""
     lines = []
     for name in sorted({r.controller for r in results}):
         mine = [r for r in results if r.controller == name]
@@ -143,10 +149,12 @@ def tally_lines(results: Sequence[CaseResult]) -> list[str]:
         for r in mine:
             broken.update({v["invariant"] for v in r.violations})
         unfinished = sum(1 for r in mine if r.error)
+        vacuous = sum(1 for r in mine if r.vacuous)
         parts = [f"{inv} ({n})" for inv, n in sorted(broken.items(), key=_catalogue_order)]
         passed = sum(r.passed for r in mine)
         line = f"{name}: {passed} of {_runs(len(mine))} passed"
         line += f"; violated: {', '.join(parts)}" if parts else ""
+        line += f"; vacuous (tested nothing): {vacuous}" if vacuous else ""
         lines.append(line + (f"; did not finish: {unfinished}" if unfinished else ""))
     return lines
 

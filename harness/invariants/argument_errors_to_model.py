@@ -117,11 +117,17 @@ class ArgumentErrorsToModel:
         "after a 400/422 the same arguments are not sent again, and the call returns "
         "'model_fix' carrying the server's code and field"
     )
+    trigger = "a response was a 400/422 argument error"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply to every scenario."""
         del scenario
         return True
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when some response was a 400/422 argument error."""
+        del scenario
+        return any(event.kind == "response" and _is_argument_error(event) for event in events)
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Flag resends of rejected arguments, then judge each affected call's decision."""

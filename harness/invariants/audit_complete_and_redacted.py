@@ -150,11 +150,17 @@ class AuditCompleteAndRedacted:
         "where the controller writes audit records: one per attempt, with the required "
         "fields, and no planted secret or raw idempotency key in any"
     )
+    trigger = "the controller wrote an audit record"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply to every scenario (vacuous when the controller writes no audit record)."""
         del scenario
         return True
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when the controller wrote some audit record."""
+        del scenario
+        return bool(index_of(events).audits)
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Judge every audit event, then every call's coverage."""

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from .base import EPS, Found, Violation, fmt_t, violation_at
 from .index import Attempt, TraceIndex, index_of
+from .triggers import invites_retry
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -120,11 +121,17 @@ class BackoffBoundedAndJittered:
         "waits between retries are positive and capped, and retries of different callers "
         "are not synchronised (3 or more agents retrying a tool at the same instant)"
     )
+    trigger = "an attempt failed in a way that invites a retry (a transient failure)"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply to every scenario."""
         del scenario
         return True
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when some attempt failed transiently (see :func:`.triggers.invites_retry`)."""
+        del scenario
+        return any(event.kind == "response" and invites_retry(event) for event in events)
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Pair each retry with the attempt it retries; group unprompted retries by instant."""

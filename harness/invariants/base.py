@@ -123,6 +123,8 @@ class Invariant(Protocol):
     "agent"`` (it relates nothing but one agent's events, so checking each
     part apart finds exactly its violations) or provides ``shard_judge(scenario,
     shards) -> ShardJudge`` (see :mod:`retrychaos.invariants.sharded`).
+    ``exercised`` must be true of a trace exactly when it is true of one of
+    its parts (see :mod:`retrychaos.invariants.verdicts`).
     """
 
     @property
@@ -135,8 +137,17 @@ class Invariant(Protocol):
         """A one-line definition of when the invariant holds."""
         ...
 
+    @property
+    def trigger(self) -> str:
+        """A one-line definition of what must happen in a run for the rule to be tested."""
+        ...
+
     def applies(self, scenario: Scenario) -> bool:
         """Return whether the rule means anything for ``scenario``."""
+        ...
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Return whether the trigger happened in ``events`` (a whole trace or one part of it)."""
         ...
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:

@@ -77,10 +77,20 @@ class BreakerShedsLoad:
         "during a sustained fleet outage, attempts in its late part stay at a probe rate "
         "(at most 0.25 per call started)"
     )
+    trigger = "a request to a tool started during one of its outage windows"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply to fleets of 20 agents or more facing a sustained transient outage."""
         return scenario.workload.agents >= MIN_AGENTS and bool(outages(scenario))
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when some attempt was made to a tool during its outage window."""
+        windows = outages(scenario)
+        return any(
+            event.kind == "request"
+            and any(event.tool == o.tool and o.start <= event.at < o.end for o in windows)
+            for event in events
+        )
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Count calls and attempts in each outage's late window."""

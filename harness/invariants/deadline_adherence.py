@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from .base import EPS, Violation, fmt_t, violation_at
 from .index import CallInfo, index_of
+from .triggers import failed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -57,11 +58,25 @@ class DeadlineAdherence:
         "no attempt starts after the task's deadline, no wait of the task ends after it, and "
         "every decision comes by the deadline plus one attempt's client timeout"
     )
+    trigger = "an attempt failed, or an attempt was still running at its task's deadline"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply to every scenario."""
         del scenario
         return True
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when an attempt failed (waits may follow) or ran past its deadline."""
+        del scenario
+        for info in index_of(events).tasks.values():
+            deadline = info.deadline
+            for attempt in info.attempts:
+                if attempt.response is not None and failed(attempt.response):
+                    return True
+                end = attempt.end
+                if deadline is not None and (end is None or end > deadline + EPS):
+                    return True
+        return False
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Walk the trace once, tracking each task's deadline and last activity."""

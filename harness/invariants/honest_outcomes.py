@@ -59,11 +59,17 @@ class HonestOutcomes:
         "a call reported as a success has a successful attempt behind it (or a deduplicated "
         "answer), and a failure carries one of the contract's decisions, never ok"
     )
+    trigger = "the controller returned a decision for some call"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply to every scenario."""
         del scenario
         return True
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when some call got a decision: every decision is judged."""
+        del scenario
+        return any(event.kind == "decision" for event in events)
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Compare each decision with the successes the servers recorded before it."""

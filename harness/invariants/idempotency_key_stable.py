@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import Found, Violation, fmt_t, violation_at
 from .index import Attempt, TraceIndex, index_of
+from .triggers import failed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -49,10 +50,24 @@ class IdempotencyKeyStable:
         "every attempt of one logical operation, across every layer and re-plan, carries the "
         "same idempotency key, and no two operations of a tool share one"
     )
+    trigger = (
+        "a request carried an idempotency key, or an attempt of a side-effect or deduplicating "
+        "tool failed"
+    )
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply when some tool has side effects or deduplicates by key."""
         return any(tool.side_effect or tool.idempotency for tool in scenario.world.tools)
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when a key was sent, or a keyed tool's attempt failed (a retry needs it)."""
+        keyed = {tool.name for tool in scenario.world.tools if tool.side_effect or tool.idempotency}
+        for event in events:
+            if event.kind == "request" and event.data.get("key") is not None:
+                return True
+            if event.kind == "response" and event.tool in keyed and failed(event):
+                return True
+        return False
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Compare each request's key with its op's first and with other ops' keys."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .base import Violation, fmt_t, violation_at
+from .triggers import reached_and_failed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -31,10 +32,15 @@ class NoDuplicateSideEffects:
     id = ID
     scope = "agent"
     summary = "every logical side-effect operation is committed at most once on the server"
+    trigger = "an attempt of a side-effect tool reached the server and did not succeed"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply when some tool has side effects."""
         return any(tool.side_effect for tool in scenario.world.tools)
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when a side effect's attempt reached the server and failed."""
+        return reached_and_failed(events, scenario)
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Report the second commit of each op that committed more than once."""

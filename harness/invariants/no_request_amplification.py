@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from .base import Violation, fmt_t, nth, plural, violation_at
 from .index import Attempt, index_of
+from .triggers import failed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -56,11 +57,17 @@ class NoRequestAmplification:
         "attempts reaching servers stay within the contract: per task "
         "max_attempts_per_task, per logical operation max_attempts_per_call, every layer counted"
     )
+    trigger = "an attempt failed (any failure may draw more attempts from some layer)"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply to every scenario."""
         del scenario
         return True
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when some attempt failed: a retry, a re-plan or an SDK retry may follow."""
+        del scenario
+        return any(event.kind == "response" and failed(event) for event in events)
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Report the first excess attempt of each op and each task."""

@@ -54,11 +54,17 @@ class NoRetryOnPermanent:
         "after a 401, 403, 404, 409 (not IDEMPOTENCY_IN_FLIGHT) or 410 the same operation is not "
         "sent again with the same arguments, by any layer"
     )
+    trigger = "a response was a permanent rejection (401, 403, 404, 409 or 410)"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply to every scenario."""
         del scenario
         return True
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when some response was a permanent rejection."""
+        del scenario
+        return any(event.kind == "response" and _is_permanent(event) for event in events)
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Remember each permanent rejection by op and arguments; flag the first resend."""

@@ -32,6 +32,7 @@ from . import (
     unsafe_side_effects_not_replayed,
 )
 from .base import trace_order
+from .verdicts import Exercise
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from ..world.trace import TraceEvent
     from .base import Invariant, Violation
 
-__all__ = ["ALL", "BY_ID", "LABELS", "check_all", "selected"]
+__all__ = ["ALL", "BY_ID", "LABELS", "check_all", "exercise_of", "selected"]
 
 ALL: tuple[Invariant, ...] = (
     no_request_amplification.INVARIANT,
@@ -122,3 +123,12 @@ def check_all(
     for invariant in selected(scenario, ids):
         violations.extend(sorted(invariant.check(events, scenario), key=trace_order))
     return violations
+
+
+def exercise_of(
+    events: Sequence[TraceEvent], scenario: Scenario, ids: Iterable[str] | None = None
+) -> Exercise:
+    """Return which of the selected invariants (see :func:`selected`) ``events`` exercised."""
+    exercise = Exercise(selected(scenario, ids), scenario)
+    exercise.add(events)
+    return exercise

@@ -42,12 +42,21 @@ class RetryAfterRespected:
         "after a response carrying Retry-After, the same task sends nothing to that tool "
         "before the time the header names"
     )
+    trigger = "a response carried a Retry-After naming a time"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply when a fault rule sends Retry-After or a tool has a rate limit."""
         return any(
             tool.rate_limit is not None or any(rule.retry_after is not None for rule in tool.faults)
             for tool in scenario.world.tools
+        )
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when some response carried a Retry-After that names a time."""
+        del scenario
+        return any(
+            event.kind == "response" and event.data.get("retry_after_at") is not None
+            for event in events
         )
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:

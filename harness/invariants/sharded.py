@@ -18,10 +18,11 @@ the rules relate:
   audits at all) provide ``shard_judge()``: a judge that gathers what it
   needs from each part, in little memory, and decides at the end.
 
-Events without an agent are in every part; their violations are listed
-once. With a ``limit``, at most that many violations are listed per
-invariant (the first ones in trace order) and :attr:`PartsVerdict.totals`
-counts them all.
+An invariant is exercised if any part exercised it (see
+:mod:`retrychaos.invariants.verdicts`). Events without an agent are in
+every part; their violations are listed once. With a ``limit``, at most
+that many violations are listed per invariant (the first ones in trace
+order) and :attr:`PartsVerdict.totals` counts them all.
 
 Known limit: an event is placed by the agent it was recorded for. A
 controller that works on a task's behalf outside the task's context (a
@@ -40,6 +41,7 @@ from ..metrics import Metrics, MetricsTotals
 from .base import Found, Invariant, ShardJudge, Violation
 from .index import forget
 from .registry import selected
+from .verdicts import Exercise
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -62,6 +64,10 @@ class PartsVerdict:
     metrics: Metrics
     totals: dict[str, int] = field(default_factory=dict)
     """Violations found per invariant, listed or not (only invariants with some)."""
+    verdicts: dict[str, str] = field(default_factory=dict)
+    """Each judged invariant's verdict (see :mod:`retrychaos.invariants.verdicts`)."""
+    vacuous: str | None = None
+    """Why the run tested nothing, or None."""
 
 
 class _PerAgent:
@@ -150,6 +156,7 @@ def judge_in_parts(
     store = _Store(writer, limit)
     invariants = selected(scenario, ids)
     judges = [judge_for(invariant, scenario, store, limit) for invariant in invariants]
+    exercise = Exercise(invariants, scenario)
     totals = MetricsTotals()
     for k in range(writer.shards):
         events = store.load(k)
@@ -157,6 +164,7 @@ def judge_in_parts(
         for judge in judges:
             judge.add(events, shared=first)
         totals.add(events, shared=first)
+        exercise.add(events)
         if progress is not None:
             progress(k + 1, writer.shards)
     violations: list[Violation] = []
@@ -166,4 +174,10 @@ def judge_in_parts(
         if judge.total:
             counts[invariant.id] = judge.total
     forget()
-    return PartsVerdict(violations=violations, metrics=totals.finish(), totals=counts)
+    return PartsVerdict(
+        violations=violations,
+        metrics=totals.finish(),
+        totals=counts,
+        verdicts=exercise.verdicts(counts),
+        vacuous=exercise.vacuous(),
+    )

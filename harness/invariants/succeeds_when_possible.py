@@ -202,11 +202,22 @@ class SucceedsWhenPossible:
         "when the faults clear within the budget and a retry is safe, the call succeeds, and "
         "the task success rate meets the scenario's expectation"
     )
+    trigger = (
+        "a call was recoverable (its fault plan lets a safe retry succeed within the budget), "
+        "or the scenario expects a task success rate and a task started"
+    )
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply to every scenario."""
         del scenario
         return True
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when a call was recoverable, or a success rate is expected of tasks."""
+        judge = self.shard_judge(scenario)
+        judge.add(events)
+        wanted = scenario.expect.min_task_success_rate
+        return judge.demanded > 0 or (wanted is not None and judge.started > 0)
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Check the expected success rate, then every recoverable call's decision."""
@@ -228,12 +239,14 @@ class _Parts:
     failed responses are known.
     """
 
-    __slots__ = ("failed", "found", "ok", "scenario", "started", "tools", "waiting")
+    __slots__ = ("demanded", "failed", "found", "ok", "scenario", "started", "tools", "waiting")
 
     def __init__(self, scenario: Scenario, limit: int | None) -> None:
         self.scenario = scenario
         self.started = 0
         self.ok = 0
+        self.demanded = 0
+        """Recoverable calls seen (what makes part B exercised)."""
         workload = scenario.workload
         judged = workload.model == ModelPolicy.OBEDIENT and not workload.sdk_retries
         self.tools = {
@@ -279,6 +292,7 @@ class _Parts:
                     demand = _demand(event, tool, scenario, counts, deadline - event.at)
                     if demand is not None:
                         demands[event.call] = demand
+                        self.demanded += 1
             elif kind == "decision" and event.call in demands:
                 demand = demands.pop(event.call)
                 if shared or event.agent is not None:

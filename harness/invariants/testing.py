@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..metrics import compute_metrics
 from ..world.shards import ShardWriter
 from ..world.trace import TraceEvent
-from .registry import BY_ID, check_all
+from .registry import BY_ID, check_all, exercise_of
 from .sharded import judge_in_parts
 
 if TYPE_CHECKING:
@@ -245,11 +245,17 @@ def write_parts(events: Sequence[TraceEvent], parts: int, directory: Path) -> Sh
 def assert_parts_agree(events: Sequence[TraceEvent], scenario: Scenario, tmp: Path) -> None:
     """Check that judging ``events`` in 1, 2 or 3 parts gives the whole trace's verdict.
 
+    The violations, the metrics, each invariant's verdict (held, violated, not
+    exercised) and whether the run was vacuous must all agree.
+
     Raises:
-        AssertionError: some split gave other violations or metrics (the message says which).
+        AssertionError: some split gave other violations, metrics or verdicts (the message
+            says which).
     """
     whole = check_all(events, scenario, BY_ID)
     metrics = compute_metrics(events, scenario)
+    exercise = exercise_of(events, scenario, BY_ID)
+    verdicts = exercise.verdicts(v.invariant for v in whole)
     for parts in (1, 2, 3):
         directory = tmp / f"parts-{parts}"
         directory.mkdir(exist_ok=True)
@@ -268,4 +274,10 @@ def assert_parts_agree(events: Sequence[TraceEvent], scenario: Scenario, tmp: Pa
             raise AssertionError(msg)
         if verdict.metrics != metrics or sum(verdict.totals.values()) != len(whole):
             msg = f"judged in {parts} parts the trace got {verdict.metrics}, not {metrics}"
+            raise AssertionError(msg)
+        if verdict.verdicts != verdicts or verdict.vacuous != exercise.vacuous():
+            msg = (
+                f"judged in {parts} parts the trace got the verdicts {verdict.verdicts} "
+                f"({verdict.vacuous}), not {verdicts} ({exercise.vacuous()})"
+            )
             raise AssertionError(msg)

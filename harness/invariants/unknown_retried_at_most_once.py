@@ -68,11 +68,17 @@ class UnknownRetriedAtMostOnce:
         "after an error answer no rule classifies (a 500, 501, ...) a read-only operation is sent "
         "at most once more and a side effect not again, by any layer"
     )
+    trigger = "a response was an error no rule classifies (UNKNOWN: a 500, 501, ...)"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply to every scenario."""
         del scenario
         return True
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when some response was UNKNOWN (see :func:`is_unknown`)."""
+        del scenario
+        return any(event.kind == "response" and is_unknown(event) for event in events)
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Walk each op's answers; count the requests that follow an UNKNOWN one."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import Violation, fmt_t, violation_at
 from .index import Attempt, index_of, tools_of
+from .triggers import reached_and_failed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -55,10 +56,15 @@ class UnsafeSideEffectsNotReplayed:
         "after an attempt that reached the server, a side-effect operation is not sent again "
         "unless the service deduplicates and the same idempotency key is reused"
     )
+    trigger = "an attempt of a side-effect tool reached the server and did not succeed"
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply when some tool has side effects."""
         return any(tool.side_effect for tool in scenario.world.tools)
+
+    def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
+        """Exercised when a side effect's attempt reached the server and failed."""
+        return reached_and_failed(events, scenario)
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Track, per op and arguments, the keys of the attempts that reached the server."""

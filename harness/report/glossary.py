@@ -30,8 +30,9 @@ class Note:
 
 VERDICT: Final = (
     "**Runs passed** is the verdict: a run passes when every invariant that applies to "
-    "its scenario held. The other figures describe how the runs went; none of them "
-    "fails a run by itself."
+    "its scenario held and the run was not vacuous (it reached a tool and, when the "
+    "scenario has faults, met one). The other figures describe how the runs went; none "
+    "of them fails a run by itself."
 )
 """The line that says which figure is the verdict (Markdown)."""
 

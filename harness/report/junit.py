@@ -4,9 +4,12 @@ The common JUnit format CI systems read (``testsuites`` > ``testsuite`` >
 ``testcase`` with ``failure`` / ``error`` children). A suite is one
 controller on one scenario folder; a case's ``classname`` is
 ``controller.scenario`` and its ``name`` is ``seedN.invariant``. Only the
-invariants checked on a scenario get a case. A run that did not finish gets
-one more case, ``seedN.run``: an ``error`` when the harness failed, a
-``failure`` when the controller raised, hung or blocked.
+invariants checked on a scenario get a case; an invariant the run did not
+exercise (its trigger never happened) is a ``skipped`` case whose message
+names the trigger, so CI shows it apart from a pass. A run that did not
+finish gets one more case, ``seedN.run``: an ``error`` when the harness
+failed, a ``failure`` when the controller raised, hung or blocked; so does a
+vacuous run, which tested nothing (a ``failure`` of type ``vacuous``).
 """
 
 from __future__ import annotations
@@ -38,15 +41,16 @@ def render_junit(document: dict[str, Any], invariant_ids: Sequence[str]) -> ET.E
     wall = 0.0
     for name in sorted(by_suite):
         suite = ET.SubElement(suites, "testsuite", name=name)
-        counts = {"tests": 0, "failures": 0, "errors": 0}
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         suite_wall = 0.0
         for run in by_suite[name]:
             suite_wall += float(run.get("wall_s") or 0.0)
-            _add_run(suite, run, checked_ids(document, run["scenario"], invariant_ids), counts)
+            checked = checked_ids(document, run["scenario"], invariant_ids)
+            _add_run(suite, run, checked, counts, document.get("triggers") or {})
         suite.set("tests", str(counts["tests"]))
         suite.set("failures", str(counts["failures"]))
         suite.set("errors", str(counts["errors"]))
-        suite.set("skipped", "0")
+        suite.set("skipped", str(counts["skipped"]))
         suite.set("time", f"{suite_wall:.3f}")
         total += counts["tests"]
         failures += counts["failures"]
@@ -61,7 +65,11 @@ def render_junit(document: dict[str, Any], invariant_ids: Sequence[str]) -> ET.E
 
 
 def _add_run(
-    suite: ET.Element, run: dict[str, Any], checked: list[str], counts: dict[str, int]
+    suite: ET.Element,
+    run: dict[str, Any],
+    checked: list[str],
+    counts: dict[str, int],
+    triggers: dict[str, str],
 ) -> None:
     classname = f"{run['controller']}.{run['scenario']}"
     replay = "\nreplay: " + str(run.get("replay", ""))
@@ -75,6 +83,16 @@ def _add_run(
         element.text = error + replay
         counts["tests"] += 1
         counts["errors" if kind == "error" else "failures"] += 1
+    elif run.get("vacuous"):
+        case = ET.SubElement(
+            suite, "testcase", classname=classname, name=f"seed{run['seed']}.run", time="0"
+        )
+        vacuous = str(run["vacuous"])
+        element = ET.SubElement(case, "failure", message=vacuous, type="vacuous")
+        element.text = vacuous + replay
+        counts["tests"] += 1
+        counts["failures"] += 1
+    verdicts = run.get("verdicts") or {}
     extra = sorted({v["invariant"] for v in run["violations"]} - set(checked))
     for invariant in [*checked, *extra]:
         case = ET.SubElement(
@@ -82,6 +100,16 @@ def _add_run(
         )
         counts["tests"] += 1
         found = [v for v in run["violations"] if v["invariant"] == invariant]
+        if not found and verdicts.get(invariant) == "not_exercised":
+            trigger = triggers.get(invariant)
+            what = f": {trigger}" if trigger else ""
+            ET.SubElement(
+                case,
+                "skipped",
+                message=f"not exercised: its trigger never happened in this run{what}",
+            )
+            counts["skipped"] += 1
+            continue
         if not found:
             continue
         counts["failures"] += 1

@@ -20,10 +20,13 @@ class Cell:
     """One invariant over the runs of one scenario and one controller."""
 
     state: str
-    """``held``, ``violated`` or ``unchecked`` (the invariant does not apply)."""
+    """``held``, ``violated``, ``not_exercised`` (no run's trigger happened) or
+    ``unchecked`` (the invariant does not apply)."""
     violated: int
     """Runs that violated it."""
     runs: int
+    exercised: int = 0
+    """Runs whose verdict on it was ``held`` or ``violated``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +38,8 @@ class MatrixRow:
     runs: int
     passed: int
     errored: int
+    vacuous: int
+    """Runs that tested nothing (see :mod:`retrychaos.invariants.verdicts`)."""
     cells: tuple[Cell, ...]
     amplification: float | None
     """Mean over the runs (None when no run measured it)."""
@@ -83,11 +88,7 @@ def matrix(document: dict[str, Any], ids: Sequence[str]) -> list[MatrixRow]:
             mine = [r for r in runs if r["scenario"] == scenario and r["controller"] == controller]
             if not mine:
                 continue
-            cells = []
-            for invariant in ids:
-                bad = sum(any(v["invariant"] == invariant for v in r["violations"]) for r in mine)
-                state = "violated" if bad else ("held" if invariant in checked else "unchecked")
-                cells.append(Cell(state=state, violated=bad, runs=len(mine)))
+            cells = [_cell(mine, invariant, checked=invariant in checked) for invariant in ids]
             amp = _numbers(mine, "amplification")
             rows.append(
                 MatrixRow(
@@ -96,11 +97,30 @@ def matrix(document: dict[str, Any], ids: Sequence[str]) -> list[MatrixRow]:
                     runs=len(mine),
                     passed=sum(1 for r in mine if r["passed"]),
                     errored=sum(1 for r in mine if r.get("error")),
+                    vacuous=sum(1 for r in mine if r.get("vacuous")),
                     cells=tuple(cells),
                     amplification=sum(amp) / len(amp) if amp else None,
                 )
             )
     return rows
+
+
+def _cell(runs: Sequence[dict[str, Any]], invariant: str, *, checked: bool) -> Cell:
+    """One invariant over some runs (a run without a verdict for it counts as exercised).
+
+    Runs written before verdicts existed, and runs not judged, carry none:
+    they are not shown as unexercised, which only the verdicts can say.
+    """
+    bad = sum(any(v["invariant"] == invariant for v in r["violations"]) for r in runs)
+    said = [(r.get("verdicts") or {}).get(invariant) for r in runs]
+    exercised = sum(1 for verdict in said if verdict != "not_exercised")
+    if bad:
+        state = "violated"
+    elif not checked:
+        state = "unchecked"
+    else:
+        state = "held" if exercised else "not_exercised"
+    return Cell(state=state, violated=bad, runs=len(runs), exercised=exercised)
 
 
 def _numbers(runs: Sequence[dict[str, Any]], key: str) -> list[float]:

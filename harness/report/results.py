@@ -1,14 +1,17 @@
 """``results.json`` and ``traces/``: the machine-readable record of a run.
 
 Every other format is regenerated from these two (``retrychaos report``), so
-``results.json`` carries, besides the contract (``version`` and ``runs``, each
-with ``scenario``, ``controller``, ``seed``, ``passed``, ``violations`` and
-``metrics``), what the other formats need: each run's ``replay`` command and
-``trace`` path, the invariants (``invariants``: id -> definition, and
-``invariant_ids`` in catalogue order) and the scenarios (``scenarios``: name ->
-``suite``, ``source``, ``description``, the ``invariants`` checked on it and
-its ``yaml``). A run may also carry ``fuzz`` (the shrunk counterexample of a
-fuzzing session), which the HTML report shows when present.
+``results.json`` carries, besides the contract (``version`` and ``runs``,
+each with ``scenario``, ``controller``, ``seed``, ``passed``,
+``violations``, ``metrics``, ``verdicts``: id -> ``held``, ``violated`` or
+``not_exercised``, and ``vacuous``: why the run tested nothing, or null),
+what the other formats need: each run's ``replay`` command and ``trace``
+path, the invariants (``invariants``: id -> definition, ``triggers``: id ->
+what must happen for a run to test it, and ``invariant_ids`` in catalogue
+order) and the scenarios (``scenarios``: name -> ``suite``, ``source``,
+``description``, the ``invariants`` checked on it and its ``yaml``). A run
+may also carry ``fuzz`` (the shrunk counterexample of a fuzzing session),
+which the HTML report shows when present.
 """
 
 from __future__ import annotations
@@ -106,6 +109,7 @@ def report_meta(scenarios: Sequence[Scenario]) -> dict[str, Any]:
     return {
         "invariants": {inv.id: inv.summary for inv in ALL},
         "invariant_ids": [inv.id for inv in ALL],
+        "triggers": {inv.id: inv.trigger for inv in ALL},
         "scenarios": {
             s.name: {
                 "suite": s.suite,

@@ -3,9 +3,10 @@
 Totals (and, when every run of the reference controller passed, the next
 command to try), the controllers' health metrics side by side with what each
 figure means (:mod:`retrychaos.report.glossary`), a scenario x invariant
-table per controller (``·`` held, ``✗N`` violated in N runs, a dash: not
-checked; invariants checked nowhere are left out) and the top violations,
-each with the command that replays it.
+table per controller (``·`` held, ``○`` not exercised in any run, ``✗N``
+violated in N runs, a dash: not checked; invariants checked nowhere are left
+out; vacuous runs counted beside the runs passed) and the top violations,
+vacuous runs among them, each with the command that replays it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
 __all__ = ["render_summary"]
 
 _DASH: Final = "\u2013"
+_UNEXERCISED: Final = "\u25cb"
+_VACUOUS: Final = "(vacuous run)"
 TOP: Final = 10
 """Violation groups listed under "Top violations"."""
 
@@ -30,6 +33,7 @@ def render_summary(document: dict[str, Any], invariant_ids: Sequence[str]) -> st
     runs = document["runs"]
     failed = [r for r in runs if not r["passed"]]
     errored = sum(1 for r in runs if r.get("error"))
+    vacuous = sum(1 for r in runs if r.get("vacuous"))
     controllers = sorted({r["controller"] for r in runs})
     scenarios = {r["scenario"] for r in runs}
     lines = [
@@ -38,6 +42,7 @@ def render_summary(document: dict[str, Any], invariant_ids: Sequence[str]) -> st
         f"**{len(runs) - len(failed)} of {len(runs)} runs passed**"
         f" · {len(failed)} failing"
         + (f" ({errored} did not finish)" if errored else "")
+        + (f" ({vacuous} vacuous: tested nothing)" if vacuous else "")
         + f" · {len(scenarios)} scenario{'s' * (len(scenarios) != 1)}"
         f" · controllers: {', '.join(controllers)}",
         "",
@@ -87,30 +92,48 @@ def _tables(document: dict[str, Any], ids: Sequence[str], controllers: list[str]
                 if cell.state == "violated":
                     cells.append("✗" + (str(cell.violated) if cell.violated > 1 else ""))
                 else:
-                    cells.append("·" if cell.state == "held" else _DASH)
-            status = f"{row.passed} / {row.runs}" + (
-                f" ({row.errored} did not finish)" if row.errored else ""
+                    cells.append(_MARKS.get(cell.state, _DASH))
+            status = (
+                f"{row.passed} / {row.runs}"
+                + (f" ({row.errored} did not finish)" if row.errored else "")
+                + (f" ({row.vacuous} vacuous)" if row.vacuous else "")
             )
             lines.append(f"| {row.scenario} | {status} | " + " | ".join(cells) + " |")
         lines.append("")
     if shown:
         lines += [
             "Invariants: " + ", ".join(f"I{n + 1} = `{ids[n]}`" for n in shown) + ".",
-            f"Cells: `·` held in every run, `✗N` violated in N runs, `{_DASH}` not checked.",
+            (
+                f"Cells: `·` held in every run, `{_UNEXERCISED}` not exercised in any run (its "
+                f"trigger never happened, so it was not tested), `✗N` violated in N runs, "
+                f"`{_DASH}` not checked. A vacuous run tested nothing (no tool reached, or none "
+                "of the scenario's faults fired) and fails."
+            ),
             "",
         ]
     return lines
 
 
-def _top(runs: Sequence[dict[str, Any]]) -> list[str]:
+_MARKS: Final = {"held": "·", "not_exercised": _UNEXERCISED}
+"""The cell of an invariant that was not violated, by its state."""
+
+
+def _groups(runs: Sequence[dict[str, Any]]) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    """Failing runs by controller, scenario and what failed (an invariant, or the run)."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for run in runs:
-        if run.get("error"):
-            groups.setdefault((run["controller"], run["scenario"], "(did not finish)"), []).append(
-                run
-            )
-        for invariant in dict.fromkeys(v["invariant"] for v in run["violations"]):
-            groups.setdefault((run["controller"], run["scenario"], invariant), []).append(run)
+        failed = [
+            *(["(did not finish)"] if run.get("error") else []),
+            *([_VACUOUS] if run.get("vacuous") else []),
+            *dict.fromkeys(v["invariant"] for v in run["violations"]),
+        ]
+        for what in failed:
+            groups.setdefault((run["controller"], run["scenario"], what), []).append(run)
+    return groups
+
+
+def _top(runs: Sequence[dict[str, Any]]) -> list[str]:
+    groups = _groups(runs)
     if not groups:
         return []
 
@@ -125,6 +148,9 @@ def _top(runs: Sequence[dict[str, Any]]) -> list[str]:
         first = mine[0]
         if invariant == "(did not finish)":
             message = str(first["error"]).splitlines()[0]
+            count = ""
+        elif invariant == _VACUOUS:
+            message = str(first["vacuous"])
             count = ""
         else:
             found = [v for r in mine for v in r["violations"] if v["invariant"] == invariant]

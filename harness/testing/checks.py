@@ -11,6 +11,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from ..controllers.registry import ControllerRef, resolve
+from ..invariants.verdicts import NO_TOOL_REACHED
 from ..runner import CaseResult, run_case
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from ..invariants.base import ViolationRecord
     from ..world.spec import Scenario
 
-__all__ = ["CaseFailed", "check_case", "describe_failure", "run_command"]
+__all__ = ["CaseFailed", "check_case", "describe_failure", "failed", "run_command"]
 
 
 class CaseFailed(AssertionError):
@@ -33,6 +34,21 @@ class CaseFailed(AssertionError):
         """Carry ``message`` and the failing ``result``."""
         super().__init__(message)
         self.result = result
+
+
+def failed(result: CaseResult) -> bool:
+    """Return whether a case on a generated world is a failure of its controller.
+
+    Every case that did not pass is one, except a vacuous run only because
+    none of the world's faults fired (it reached a tool, broke nothing and
+    ended without an error): a generated world whose faults the run never
+    met is a weak example, not a broken controller. A run that reached no
+    tool at all is the controller's failure, and counts.
+    """
+    if result.passed:
+        return False
+    quiet_world = result.vacuous is not None and result.vacuous != NO_TOOL_REACHED
+    return not (quiet_world and not result.violations and result.error is None)
 
 
 def run_command(result: CaseResult) -> str | None:
@@ -63,6 +79,8 @@ def describe_failure(result: CaseResult, *, limit: int = 10, replay: bool = True
     if result.error:
         head = result.error if result.error_kind == "internal" else result.error.splitlines()[0]
         lines.append(f"run of scenario {where} failed ({result.error_kind}): {head}")
+    if result.vacuous:
+        lines.append(f"run of scenario {where} failed: {result.vacuous}")
     command = run_command(result) if replay else None
     if command is not None:
         lines.append(f"replay: {command}")
@@ -85,13 +103,16 @@ def check_case(
     invariants: Iterable[str] | None = None,
     watchdog_s: float = 5.0,
 ) -> CaseResult:
-    """Run one case and return it; raise :class:`CaseFailed` if it did not pass.
+    """Run one case and return it; raise :class:`CaseFailed` if it :func:`failed`.
 
     With ``invariants``, only violations of those ids fail the case (the
     scenario's own ``invariants`` list, if any, already limits what runs).
+    A scenario is often a generated world: a run that met none of its faults
+    but broke nothing is returned, not raised (see :func:`failed`).
 
     Raises:
-        CaseFailed: a violation (of ``invariants``, when given), or the run failed.
+        CaseFailed: a violation (of ``invariants``, when given), the run failed, or the
+            controller reached no tool.
         ControllerLoadError: ``controller`` names nothing loadable.
     """
     __tracebackhide__ = True  # pytest: the failure is the case's, not this helper's
@@ -102,11 +123,11 @@ def check_case(
         kept = [v for v in result.violations if v["invariant"] in wanted]
         if len(kept) != len(result.violations):
             result = _with_violations(result, kept)
-    if not result.passed:
+    if failed(result):
         raise CaseFailed(describe_failure(result), result)
     return result
 
 
 def _with_violations(result: CaseResult, violations: list[ViolationRecord]) -> CaseResult:
-    passed = result.error is None and not violations
+    passed = result.error is None and not violations and result.vacuous is None
     return dataclasses.replace(result, violations=violations, passed=passed)

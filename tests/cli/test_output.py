@@ -24,10 +24,14 @@ RAISES_MESSAGE = (
     "plan of weather lets attempt 3 succeed (after 2 transient failures) within the budget and "
     "the deadline, and retrying is safe, so the call should have succeeded"
 )
+VACUOUS = (
+    "vacuous run: the controller reached no tool, so nothing was tested; expected at least one "
+    "attempt to reach a simulated service"
+)
 
 
 def test_a_failing_run_ends_with_failure_blocks_most_important_first(project: Path, retrychaos):
-    """A run that did not finish comes first, then by gravest invariant; each block is complete."""
+    """A run that did not finish comes first, then by gravest invariant; a vacuous run says so."""
     result = retrychaos(
         "run",
         "scenarios",
@@ -63,6 +67,7 @@ def test_a_failing_run_ends_with_failure_blocks_most_important_first(project: Pa
         "scenario:   scenarios/burst-503-clears (scenarios/burst.yaml)",
         "seed:       1",
         "controller: user_controllers:raises",
+        f"vacuous:    {VACUOUS}",
         "invariant:  succeeds_when_possible (1 violation)",
         f"message:    {RAISES_MESSAGE}",
         "traceback:",
@@ -74,7 +79,10 @@ def test_a_failing_run_ends_with_failure_blocks_most_important_first(project: Pa
         "=================================== summary ====================================",
         "naive: 0 of 1 run passed; violated: backoff_bounded_and_jittered (1)",
         "user_controllers:factory_raises: 0 of 1 run passed; did not finish: 1",
-        "user_controllers:raises: 0 of 1 run passed; violated: succeeds_when_possible (1)",
+        (
+            "user_controllers:raises: 0 of 1 run passed; violated: succeeds_when_possible (1); "
+            "vacuous (tested nothing): 1"
+        ),
         "report: out/index.html (also summary.md, results.json, junit.xml)",
     ]
     assert result.stderr == ""
@@ -196,7 +204,8 @@ def test_output_is_never_wrapped_or_marked_up_without_a_tty(tmp_path: Path, retr
         "is reset, on a service that does not deduplicate by key, so the send must never be "
         "repeated."
     )
-    assert all(line.startswith(("  ", "scenarios", "invariants", "controllers")) for line in listed)
+    sections = ("scenarios", "invariants", "verdicts (per invariant per run)", "controllers")
+    assert all(line.startswith(("  ", *sections)) for line in listed)
 
 
 def test_version_and_short_help(tmp_path: Path, retrychaos):

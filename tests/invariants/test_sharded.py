@@ -155,16 +155,19 @@ def test_an_invariant_that_cannot_be_judged_in_parts_is_refused(scenario_of):
     parts=st.integers(min_value=2, max_value=4),
 )
 def test_runs_judged_in_parts_agree_with_kept_runs(scenario, controller, parts):
-    """Any small world, any controller: the same violations and metrics either way."""
+    """Any small world, any controller: the same violations, verdicts and metrics either way."""
     kept = run_case(scenario, resolve(controller), 3, trace="keep")
 
     simulation = simulate(scenario, resolve(controller), 3, trace="parts", parts=parts)
     try:
-        violations, metrics, error, _ = judge(simulation, scenario)
+        judgement = judge(simulation, scenario)
     finally:
         simulation.discard()
-    assert error == kept.error
-    assert violations == kept.violations
+    assert judgement.error == kept.error
+    assert judgement.violations == kept.violations
+    assert judgement.verdicts == kept.verdicts
+    assert judgement.vacuous == kept.vacuous
+    metrics = dict(judgement.metrics)
     metrics.pop("events")
     metrics.pop("violations_found")
     assert metrics == kept.metrics

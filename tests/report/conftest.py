@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from report_runs import FLEET, TINY, write_run_dir
+from report_runs import FLEET, TINY, Stops, write_run_dir, write_runs
+
+from retrychaos.controllers.registry import ControllerRef
 
 if TYPE_CHECKING:
     from report_runs import RunDir
@@ -21,3 +23,10 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
     """``naive`` on a 30-agent outage: a fleet run, so an aggregated timeline."""
     return write_run_dir(tmp_path_factory.mktemp("fleet"), FLEET, ["naive"], {"naive"})
+
+
+@pytest.fixture(scope="module")
+def vacuous(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
+    """``stops`` (reaches no tool: a vacuous run) on TINY, its trace kept."""
+    stops = ControllerRef(name="stops", path="report_runs:Stops", factory=Stops)
+    return write_runs(tmp_path_factory.mktemp("vacuous"), TINY, [stops], {"stops"})

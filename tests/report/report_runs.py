@@ -15,6 +15,7 @@ from retrychaos.world.trace import load
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from retrychaos.controllers.registry import ControllerRef
     from retrychaos.runner import CaseResult
     from retrychaos.world.trace import TraceEvent
 
@@ -78,19 +79,40 @@ class RunDir:
 
 
 def write_run_dir(path: Path, yaml_text: str, controllers: list[str], keep: set[str]) -> RunDir:
+    """Run each named controller once (seed 1) on the scenario; write the report folder."""
+    return write_runs(path, yaml_text, [resolve(name) for name in controllers], keep)
+
+
+def write_runs(
+    path: Path, yaml_text: str, controllers: list[ControllerRef], keep: set[str]
+) -> RunDir:
+    """Run each controller once (seed 1) on the scenario; write the report folder."""
     scenario = scenario_from_yaml(yaml_text, suite="report")
     # Generous real-time limits: a loaded CI machine must not turn these runs into
     # "the controller blocked" failures (no test depends on the machine's speed).
     results = [
         run_case(
             scenario,
-            resolve(name),
+            controller,
             1,
-            keep_events=name in keep,
+            keep_events=controller.name in keep,
             watchdog_s=60.0,
             real_wait_s=30.0,
         )
-        for name in controllers
+        for controller in controllers
     ]
     write_reports(path, results, [scenario])
     return RunDir(path=path, results=results)
+
+
+class Stops:
+    """A controller that does nothing: every call stops at once, no tool reached."""
+
+    def __init__(self, env: Any) -> None:
+        """Keep nothing."""
+        del env
+
+    def call(self, tool: Any, args: Any, ctx: Any) -> dict[str, Any]:
+        """Stop at once."""
+        del tool, args, ctx
+        return {"ok": False, "decision": "stop"}

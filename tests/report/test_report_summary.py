@@ -22,7 +22,7 @@ def test_totals_line(tiny: RunDir) -> None:
 
 
 def test_scenario_by_invariant_table_cells(tiny: RunDir) -> None:
-    """Columns are the invariants checked (I11 is not); ✗ marks exactly the violated ones."""
+    """Columns are the invariants checked (I11 is not); ✗ marks the violated ones, ○ the unexercised."""
     lines = _lines(tiny)
     header = (
         "| scenario | runs passed | I1 | I2 | I3 | I4 | I5 | I6 | I7 | I8 | I9 | I10 | I12 | I13 "
@@ -32,11 +32,11 @@ def test_scenario_by_invariant_table_cells(tiny: RunDir) -> None:
     naive = lines.index("## naive")
     assert lines[naive + 2] == header
     assert lines[naive + 4] == (
-        "| tiny-report | 0 / 1 | · | · | · | ✗ | · | · | · | ✗ | ✗ | ✗ | · | · | · |"
+        "| tiny-report | 0 / 1 | · | · | · | ✗ | ○ | ○ | ○ | ✗ | ✗ | ✗ | · | · | ○ |"
     )
     reference = lines.index("## reference")
     assert lines[reference + 4] == (
-        "| tiny-report | 1 / 1 | · | · | · | · | · | · | · | · | · | · | · | · | · |"
+        "| tiny-report | 1 / 1 | · | · | · | · | ○ | ○ | ○ | · | · | · | · | · | · |"
     )
     assert "I11 = " not in tiny.text("summary.md")
 
@@ -86,7 +86,8 @@ DEADLINE_OVERRUN = (
 )
 VERDICT = (
     "**Runs passed** is the verdict: a run passes when every invariant that applies to its "
-    "scenario held. The other figures describe how the runs went; none of them fails a run "
+    "scenario held and the run was not vacuous (it reached a tool and, when the scenario has "
+    "faults, met one). The other figures describe how the runs went; none of them fails a run "
     "by itself."
 )
 NAIVE = (

@@ -69,5 +69,5 @@ def test_correct_controller_passes(controller: type[RuleFollower], name: str):
         result = run_case(scenario, ref, seed, keep_events=False)
         if not result.passed:
             broken = sorted({violation["invariant"] for violation in result.violations})
-            failing.append(f"seed {seed}: {broken} {result.error or ''}".rstrip())
+            failing.append(f"seed {seed}: {broken} {result.error or result.vacuous or ''}".rstrip())
     assert not failing, f"{controller.__name__} on {name}:\n" + "\n".join(failing)

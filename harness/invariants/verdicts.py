@@ -1,0 +1,140 @@
+"""Three verdicts per invariant per run, and the vacuous run.
+
+Each invariant judged on a run gets one verdict:
+
+- ``held``: its trigger happened (see each invariant's ``trigger``) and no
+  violation was found;
+- ``violated``: a violation was found (whether or not the trigger happened);
+- ``not_exercised``: its trigger never happened, so the run did not test it.
+
+A run that tested nothing is *vacuous*, and fails: when no attempt reached
+for a simulated service at all (the controller reached no tool), or when
+the scenario has faults and none of them fired (see
+:func:`~retrychaos.invariants.triggers.fault_fired`). A scenario without
+faults is never vacuous for lack of faults.
+
+A trace judged in parts (:mod:`retrychaos.invariants.sharded`) gives every
+part to one :class:`Exercise`: an invariant is exercised if any part
+exercised it, as a tool was reached or a fault fired if it was in any part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from .triggers import fault_fired, reached_a_tool
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from ..world.spec import Scenario
+    from ..world.trace import TraceEvent
+    from .base import Invariant, ViolationRecord
+
+__all__ = [
+    "HELD",
+    "NOT_EXERCISED",
+    "NO_FAULT_FIRED",
+    "NO_TOOL_REACHED",
+    "VACUOUS_DEFINITION",
+    "VERDICTS",
+    "VERDICT_DEFINITIONS",
+    "VIOLATED",
+    "Exercise",
+    "Judgement",
+]
+
+HELD: Final = "held"
+VIOLATED: Final = "violated"
+NOT_EXERCISED: Final = "not_exercised"
+VERDICTS: Final = (HELD, VIOLATED, NOT_EXERCISED)
+"""The verdicts, as ``results.json`` spells them."""
+
+VERDICT_DEFINITIONS: Final = {
+    HELD: "its trigger happened and no violation was found",
+    VIOLATED: "at least one violation was found",
+    NOT_EXERCISED: "its trigger never happened in the run, so the run did not test it",
+}
+"""What each verdict means, for ``retrychaos list`` and docs/invariants.md."""
+
+VACUOUS_DEFINITION: Final = (
+    "a run is vacuous, and fails, when the controller reached no tool, or when the scenario "
+    "has faults and none of them fired; a scenario without faults is never vacuous for lack "
+    "of faults"
+)
+"""What a vacuous run is, for ``retrychaos list`` and docs/invariants.md."""
+
+NO_TOOL_REACHED: Final = (
+    "vacuous run: the controller reached no tool, so nothing was tested; expected at least "
+    "one attempt to reach a simulated service"
+)
+NO_FAULT_FIRED: Final = (
+    "vacuous run: none of the scenario's faults fired, so nothing was tested; expected at "
+    "least one attempt to meet a fault of the fault plan of {tools}"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Judgement:
+    """What judging one run found: its violations, metrics, error, verdicts and vacuity."""
+
+    violations: list[ViolationRecord]
+    metrics: dict[str, Any]
+    error: str | None = None
+    error_kind: str | None = None
+    verdicts: dict[str, str] = field(default_factory=dict)
+    """Each judged invariant's verdict by id (empty when the run was not judged)."""
+    vacuous: str | None = None
+    """Why the run tested nothing, or None."""
+
+
+class Exercise:
+    """Which invariants a trace (given whole or in parts) exercised, and whether it was vacuous."""
+
+    __slots__ = ("exercised", "fired", "invariants", "reached", "scenario")
+
+    def __init__(self, invariants: Iterable[Invariant], scenario: Scenario) -> None:
+        """Start with nothing exercised, no tool reached and no fault fired."""
+        self.invariants = tuple(invariants)
+        self.scenario = scenario
+        self.exercised: set[str] = set()
+        self.reached = False
+        self.fired = False
+
+    def add(self, events: Sequence[TraceEvent]) -> None:
+        """Take a whole trace, or one part of it."""
+        scenario = self.scenario
+        for invariant in self.invariants:
+            if invariant.id not in self.exercised and invariant.exercised(events, scenario):
+                self.exercised.add(invariant.id)
+        self.reached = self.reached or reached_a_tool(events)
+        self.fired = self.fired or fault_fired(events, scenario)
+
+    def verdicts(self, violated: Iterable[str]) -> dict[str, str]:
+        """Return each invariant's verdict, in catalogue order (``violated``: ids with some)."""
+        broken = set(violated)
+        return {
+            invariant.id: VIOLATED
+            if invariant.id in broken
+            else HELD
+            if invariant.id in self.exercised
+            else NOT_EXERCISED
+            for invariant in self.invariants
+        }
+
+    def vacuous(self) -> str | None:
+        """Return why the run was vacuous (see the module docstring), or None."""
+        if not self.reached:
+            return NO_TOOL_REACHED
+        faulty = [tool.name for tool in self.scenario.world.tools if tool.faults]
+        if faulty and not self.fired:
+            return NO_FAULT_FIRED.format(tools=_names(faulty))
+        return None
+
+
+def _names(names: Sequence[str]) -> str:
+    """Name tools in English: ``search``, ``search and book``, ``a, b and c``."""
+    if len(names) == 1:
+        return names[0]
+    return f"{', '.join(names[:-1])} and {names[-1]}"

@@ -1,0 +1,79 @@
+"""No vacuous pass: a controller that does nothing fails every shipped scenario."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from suites_list import SCENARIOS
+
+from retrychaos.controllers.registry import ControllerRef
+from retrychaos.runner import run_case
+from retrychaos.scenario import load_paths
+
+if TYPE_CHECKING:
+    from retrychaos.world.spec import Scenario
+
+SEEDS = range(1, 4)
+NO_TOOL = (
+    "vacuous run: the controller reached no tool, so nothing was tested; expected at least one "
+    "attempt to reach a simulated service"
+)
+
+
+class Stops:
+    """Answers every call with a failure at once, never calling the tool."""
+
+    def __init__(self, env: Any) -> None:
+        """Keep nothing: this controller does nothing."""
+        del env
+
+    async def call(self, tool: Any, args: Any, ctx: Any) -> dict[str, Any]:
+        """Stop at once."""
+        del tool, args, ctx
+        return {"ok": False, "decision": "stop"}
+
+
+class ReturnsNone:
+    """Answers every call with ``None`` at once, never calling the tool."""
+
+    def __init__(self, env: Any) -> None:
+        """Keep nothing: this controller does nothing."""
+        del env
+
+    async def call(self, tool: Any, args: Any, ctx: Any) -> None:
+        """Return nothing at once."""
+        del tool, args, ctx
+
+
+@cache
+def library() -> dict[str, Scenario]:
+    """Every shipped scenario by name (loaded once)."""
+    scenarios, errors = load_paths([SCENARIOS])
+    assert not errors, "\n".join(map(str, errors))
+    return {scenario.name: scenario for scenario in scenarios}
+
+
+@pytest.mark.parametrize("controller", [Stops, ReturnsNone], ids=lambda c: c.__name__)
+def test_a_do_nothing_controller_fails_every_shipped_scenario(controller: type) -> None:
+    """On seeds 1-3 every shipped scenario fails it as vacuous, with the message that says why."""
+    ref = ControllerRef(
+        name=controller.__name__, path=f"test:{controller.__name__}", factory=controller
+    )
+    passed = []
+    for name, scenario in sorted(library().items()):
+        for seed in SEEDS:
+            result = run_case(scenario, ref, seed, keep_events=False)
+            assert result.error is None, result.error
+            if result.passed:
+                passed.append(f"{name} seed {seed}")
+            assert result.vacuous == NO_TOOL, f"{name} seed {seed}"
+            assert result.as_dict()["vacuous"] == NO_TOOL
+            broken = {v["invariant"] for v in result.violations}
+            # Returning None claims a success no attempt had: a lie on top of doing nothing.
+            assert ("honest_outcomes" in broken) is (controller is ReturnsNone), f"{name} {broken}"
+            assert result.verdicts["honest_outcomes"] == (
+                "violated" if controller is ReturnsNone else "held"
+            )
+    assert not passed, f"{controller.__name__} passed: {passed}"
