@@ -80,15 +80,9 @@ class TaskBudget:
     """
 
     def __init__(
-        self,
-        *,
-        task_id: str,
-        policy: RetryPolicy,
-        clock: TimeSource,
-        deadline: float | None = None,
+        self, *, policy: RetryPolicy, clock: TimeSource, deadline: float | None = None
     ) -> None:
-        """Create an unused budget for `task_id`."""
-        self.task_id = task_id
+        """Create an unused budget (`BudgetBook` keeps one per task)."""
         self._policy = policy
         self._clock = clock
         self._explicit_deadline = deadline
@@ -252,9 +246,7 @@ class BudgetBook:
         with self._lock:
             budget = self._budgets.get(task_id)
             if budget is None:
-                budget = TaskBudget(
-                    task_id=task_id, policy=self._policy, clock=self._clock, deadline=deadline
-                )
+                budget = TaskBudget(policy=self._policy, clock=self._clock, deadline=deadline)
                 self._budgets[task_id] = budget
             return budget
 

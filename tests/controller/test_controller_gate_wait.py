@@ -109,7 +109,7 @@ def test_the_sync_controller_refuses_a_late_wait_too(sync_clock):
 
 def test_the_budget_gate_refuses_a_late_wait_without_charging(clock):
     """`TaskBudget.gate` refuses a wait that would not end before the deadline and charges nothing."""
-    budget = TaskBudget(task_id="t", policy=RetryPolicy(), clock=clock, deadline=2.0)
+    budget = TaskBudget(policy=RetryPolicy(), clock=clock, deadline=2.0)
     gate = budget.gate("a")
     assert gate(2, None, wait_s=2.0) is False
     assert gate(2, None, wait_s=math.nan) is False
