@@ -15,6 +15,7 @@ from retrychaos.controller import (
     RetryPolicy,
     TaskBudget,
 )
+from retrychaos.controller.budget import charge_current_request
 
 
 def half_open(clock, probes):
@@ -176,3 +177,46 @@ def test_an_unknown_failure_approved_by_the_gate_uses_the_one_conservative_retry
         2,
     )
     assert clock.sleeps == []
+
+
+def test_the_budget_gate_charges_its_own_tool_and_prepays_each_request(clock):
+    """`TaskBudget.gate("a")` charges tool a, and each approval prepays one request of the scope."""
+    budget = TaskBudget(policy=RetryPolicy(max_attempts_per_tool=5), clock=clock)
+    assert budget.charge("a") is None  # what the controller pays before the attempt
+    gate = budget.gate("a")
+    with budget.paid_attempt("a"):
+        assert [gate(2, None), gate(3, None)] == [True, True]
+        assert budget.attempts == 3
+        # Three requests are paid for: the attempt's own and the two approved retries.
+        assert [charge_current_request() for _ in range(3)] == [None] * 3
+        assert budget.attempts == 3
+        assert charge_current_request() is None
+        assert budget.attempts == 4
+    assert (budget.state("a").tool_attempts, budget.state("b").tool_attempts) == (4, 0)
+
+
+def test_check_judges_the_tool_it_is_asked_about(clock):
+    """`check(tool)` refuses a tool whose own limit is spent and lets another tool through."""
+    budget = TaskBudget(policy=RetryPolicy(max_attempts_per_tool=2), clock=clock)
+    assert [budget.charge("a"), budget.charge("a")] == [None, None]
+    refusal = budget.check("a")
+    assert refusal is not None
+    assert refusal.message == "tool budget spent: 2 of 2 attempts on 'a'"
+    assert budget.check("b") is None
+    assert budget.attempts == 2
+
+
+def test_transitions_name_the_breakers_tool(clock):
+    """Every transition a breaker reports carries its tool's name."""
+    transitions = []
+    cb = CircuitBreaker(tool="search", clock=clock, on_transition=transitions.append)
+    for _ in range(5):
+        permit = cb.admit()
+        assert permit is not None
+        cb.record_failure(permit)
+    clock.advance(5)
+    assert cb.state is BreakerState.HALF_OPEN
+    assert [(t.tool, t.new) for t in transitions] == [
+        ("search", BreakerState.OPEN),
+        ("search", BreakerState.HALF_OPEN),
+    ]
