@@ -42,7 +42,11 @@ __all__ = [
 ]
 
 Gate = Callable[[int, BaseException | None], bool]
-"""`gate(attempt_number, error) -> bool`: charge one attempt; False when the budget forbids it."""
+"""`gate(attempt_number, error) -> bool`: charge one attempt; False when the budget forbids it.
+
+A gate may also accept a keyword `wait_s`, the seconds the asking layer will
+wait before that request; layers pass it only to gates whose signature takes it.
+"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,15 +80,9 @@ class TaskBudget:
     """
 
     def __init__(
-        self,
-        *,
-        task_id: str,
-        policy: RetryPolicy,
-        clock: TimeSource,
-        deadline: float | None = None,
+        self, *, policy: RetryPolicy, clock: TimeSource, deadline: float | None = None
     ) -> None:
-        """Create an unused budget for `task_id`."""
-        self.task_id = task_id
+        """Create an unused budget (`BudgetBook` keeps one per task)."""
         self._policy = policy
         self._clock = clock
         self._explicit_deadline = deadline
@@ -198,16 +196,21 @@ class TaskBudget:
         return None
 
     def gate(self, tool: str, operation: str | None = None) -> Gate:
-        """Return a plain `gate(attempt_number, error) -> bool` charging this budget for `tool`.
+        """Return a plain `gate(attempt_number, error, *, wait_s=None) -> bool` charging `tool`.
 
         Any lower retry layer may call it before each of its own extra attempts
-        and stop when it returns False.
+        and stop when it returns False. A layer that passes its planned wait
+        (`wait_s`) is refused when the wait would not end before the deadline.
         """
 
-        def gate(attempt_number: int, error: BaseException | None) -> bool:
+        def gate(
+            attempt_number: int, error: BaseException | None, *, wait_s: float | None = None
+        ) -> bool:
             # Only the budget decides here; the controller's own gate adds the
             # failure-kind and idempotency checks.
             del attempt_number, error
+            if wait_s is not None and not self._clock.now() + wait_s < self.deadline:
+                return False
             if self.charge(tool, operation) is not None:
                 return False
             add_prepaid_credit(self, tool)
@@ -243,9 +246,7 @@ class BudgetBook:
         with self._lock:
             budget = self._budgets.get(task_id)
             if budget is None:
-                budget = TaskBudget(
-                    task_id=task_id, policy=self._policy, clock=self._clock, deadline=deadline
-                )
+                budget = TaskBudget(policy=self._policy, clock=self._clock, deadline=deadline)
                 self._budgets[task_id] = budget
             return budget
 

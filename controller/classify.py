@@ -68,7 +68,6 @@ class Failure:
     kind: FailureKind
     message: str
     """Short, redacted description for the model and the audit log."""
-    exception_type: str = ""
     status: int | None = None
     retry_after_s: float | None = None
     """Seconds the server asked to wait (already measured against the clock's wall time)."""
@@ -126,7 +125,6 @@ class Classifier:
                 return Failure(
                     kind=mapping.kind,
                     message=_describe(error),
-                    exception_type=type(error).__name__,
                     may_have_committed=mapping.may_have_committed,
                     retry_after_s=_retry_after(error, wall=wall),
                 )
@@ -136,7 +134,6 @@ class Classifier:
             return Failure(
                 kind=FailureKind.TRANSIENT,
                 message=_describe(error),
-                exception_type=type(error).__name__,
                 may_have_committed=False,
                 reached=False,
             )
@@ -144,12 +141,10 @@ class Classifier:
             return Failure(
                 kind=FailureKind.TRANSIENT if semantics.repeatable else FailureKind.UNKNOWN,
                 message=_describe(error),
-                exception_type=type(error).__name__,
             )
         return Failure(
             kind=FailureKind.UNKNOWN,
             message=_describe(error),
-            exception_type=type(error).__name__,
         )
 
 
@@ -162,7 +157,6 @@ def _classify_status(error: httpx.HTTPStatusError, *, wall: float) -> Failure:
         message = f"{message}: {server_message}"
     common: dict[str, Any] = {
         "message": _shorten(redact_text(message)),
-        "exception_type": type(error).__name__,
         "status": status,
         "retry_after_s": _retry_after(error, wall=wall),
         "may_have_committed": status not in _NOT_COMMITTED_STATUS and status >= _FIRST_SERVER_ERROR,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .backoff import backoff_delay, exponential_delay
 from .kinds import FailureKind, ToolSemantics, Verdict
@@ -37,7 +37,17 @@ if TYPE_CHECKING:
     from .classify import Failure
     from .policy import RetryPolicy
 
-__all__ = ["Decision", "Final", "Prior", "Retry", "Standing", "decide", "readmit", "standing"]
+__all__ = [
+    "Decision",
+    "Final",
+    "Prior",
+    "Retry",
+    "Standing",
+    "decide",
+    "final_payload",
+    "readmit",
+    "standing",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -285,3 +295,29 @@ def readmit(
             ),
         )
     return Retry(delay_s=wait)
+
+
+def final_payload(
+    *, verdict: Verdict, message: str, failure: Failure | None, attempts: int, tool: str
+) -> dict[str, Any]:
+    """The dict a call returns for a final `verdict` other than success.
+
+    A `model_fix` also carries what the server said the model can fix
+    (`code`, `field`, `allowed`, `retryable_by_model`).
+    """
+    payload: dict[str, Any] = {
+        "ok": False,
+        "decision": verdict.value,
+        "error": message,
+        "failure_kind": None if failure is None else failure.kind.value,
+        "attempts": attempts,
+        "tool": tool,
+    }
+    if verdict is Verdict.MODEL_FIX and failure is not None:
+        payload.update(
+            code=failure.code,
+            field=failure.field,
+            allowed=failure.allowed,
+            retryable_by_model=failure.retryable_by_model,
+        )
+    return payload

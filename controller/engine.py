@@ -3,8 +3,9 @@
 `CallRun` walks a call through the task's memory (decisions that stand for
 re-invocations), the ledger, admission (budget, the backoff a re-invocation
 is due, Retry-After, breaker), outcome handling with the pure `decide`, the
-gate for lower layers, audit records and metrics. The drivers in `controller.controller` only call
-the tool and sleep, so sync and async share every decision.
+gate for lower layers, audit records and metrics. The drivers in
+`controller.controller` only call the tool and sleep, so sync and async share
+every decision.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .breaker import BreakerState, Permit
 from .budget import add_prepaid_credit
 from .call_audit import CallAudit
-from .decision import Final, Prior, Retry, decide, readmit, standing
+from .decision import Final, Prior, Retry, decide, final_payload, readmit, standing
 from .errors import BudgetExhausted, IdempotencyConflict
 from .idempotency import fingerprint
 from .kinds import FailureKind, ToolSemantics, Verdict
@@ -249,11 +250,15 @@ class CallRun:
         )
         return self._finish(decision.verdict, decision.message, failure)
 
-    def gate(self, attempt_number: int, error: BaseException | None) -> bool:
+    def gate(
+        self, attempt_number: int, error: BaseException | None, *, wait_s: float | None = None
+    ) -> bool:
         """The gate handed to lower retry layers: may they send one more request?
 
         Applies the same decision as the controller (idempotency, kind, breaker,
-        budgets, deadline) and charges the shared budget when it says yes.
+        budgets, deadline) and charges the shared budget when it says yes. A
+        layer that names its planned wait (`wait_s`) is refused when that wait
+        would not end before the task deadline.
         """
         if error is None:
             # A retry without an exception: nothing to classify, so only the
@@ -274,8 +279,13 @@ class CallRun:
             # shortest backoff still fits before the deadline.
             if isinstance(self._decide(failure, jitter=0.0), Final):
                 return False
+        now = self._core.clock.now()
+        if wait_s is not None and not now + wait_s < self.budget.deadline:
+            # The layer sleeps on its own schedule: a wait ending at the
+            # deadline sends late (a NaN wait is refused too).
+            return False
         not_before = self.budget.not_before(self.tool)
-        if not_before is not None and self._core.clock.now() < not_before:
+        if not_before is not None and now < not_before:
             # The service named a time; a layer that may not wait for it must
             # leave the retry to the controller, which will.
             return False
@@ -338,21 +348,9 @@ class CallRun:
             # Nothing this call sent can have taken effect: free the key so a
             # corrected request (after model_fix) may use it.
             self._core.ledger.abandon(key, self._fingerprint)
-        payload: dict[str, Any] = {
-            "ok": False,
-            "decision": verdict.value,
-            "error": message,
-            "failure_kind": None if failure is None else failure.kind.value,
-            "attempts": self.attempt,
-            "tool": self.tool,
-        }
-        if verdict is Verdict.MODEL_FIX and failure is not None:
-            payload.update(
-                code=failure.code,
-                field=failure.field,
-                allowed=failure.allowed,
-                retryable_by_model=failure.retryable_by_model,
-            )
+        payload = final_payload(
+            verdict=verdict, message=message, failure=failure, attempts=self.attempt, tool=self.tool
+        )
         if conflict:
             payload["conflict"] = True
         kind = None if failure is None else failure.kind.value

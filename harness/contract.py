@@ -13,7 +13,9 @@ This module is public and stable; users write against it from the README.
 - ``ctx``: :class:`Ctx` (``task_id``, ``call_id``, ``tool``, ``side_effect``,
   ``idempotency_key``, ``idempotency_supported``, ``deadline``, ...);
 - ``tool``: :class:`Tool` (async) or :class:`SyncTool` (for a sync ``call``):
-  ``tool(args, idempotency_key=None, gate=None)`` makes one attempt;
+  ``tool(args, idempotency_key=None, gate=None)`` makes one attempt (an SDK
+  layer under it asks ``gate(attempt_number, error)``, adding ``wait_s=`` when
+  the gate accepts it);
 - ``env.contract``: :class:`Contract` (the run's budget and timeouts).
 
 :class:`Tool` and :class:`SyncTool` live with the world they reach

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
@@ -31,6 +31,7 @@ from .report.write import render_reports
 from .runner import run_case
 from .scenario import load_scenario, write_scenario
 from .testing.checks import describe_failure, failed, run_command
+from .testing.profiles import PROFILES
 from .testing.strategies import scenarios
 
 if TYPE_CHECKING:
@@ -125,19 +126,16 @@ def search(
         raise _CaseFailed
 
     test = given(scenarios() if strategy is None else strategy)(case)
+    # The randomized profile: no database, generate and shrink only, and no
+    # health check. The test is ours and fixed; only the controller varies. A
+    # health check (slow generation, a controller slow in real time) would end
+    # the search with a message about test design that the user cannot act on.
     test = settings(
+        PROFILES["randomized"],
         max_examples=examples,
-        database=None,
-        deadline=None,
-        derandomize=False,
-        phases=(Phase.generate, Phase.shrink),
         report_multiple_bugs=False,
         print_blob=False,
         verbosity=Verbosity.quiet,
-        # The test is ours and fixed; only the controller varies. A health check
-        # (slow generation, a controller slow in real time) would end the search
-        # with a message about test design that the user cannot act on.
-        suppress_health_check=list(HealthCheck),
     )(test)
     test = hypothesis_seed(seed)(test)
     with contextlib.suppress(_CaseFailed, Flaky):

@@ -87,7 +87,7 @@ class ScenarioError(HarnessInputError):
     ) -> None:
         """Build the error; ``got`` overrides how ``value`` is shown in the message."""
         self.path = path
-        self.field = field
+        self.field = _shorten(field, _MAX_GOT_CHARS)  # a path may hold an unknown key
         self.value = value
         # Both may quote the file (names it declares, the offending line): keep
         # a message readable whatever the file holds.

@@ -1,4 +1,4 @@
-"""Hypothesis settings profiles for retrychaos property tests: ``dev``, ``ci`` and ``nightly``.
+"""Hypothesis settings profiles for retrychaos property tests: dev, ci, randomized, nightly.
 
 The profile is chosen by ``RETRYCHAOS_HYPOTHESIS_PROFILE``; without it, ``ci``
 when the ``CI`` variable is set (as CI services do) and ``dev`` otherwise.
@@ -8,6 +8,10 @@ when the ``CI`` variable is set (as CI services do) and ``dev`` otherwise.
 - ``ci``: derandomized (the same examples on every run, so a red build is
   reproducible and a green one is not luck), no database, an example budget
   sized so the whole property suite stays well under a minute on 2 cores;
+- ``randomized``: a fixed, small example budget drawn afresh on every run
+  (not derandomized, no database), for the pass that looks somewhere new
+  next to the fixed ``ci`` one: it can find a counterexample ``ci`` never
+  will, and never fails for any other reason (every health check is off);
 - ``nightly``: many examples, with the database, to dig deeper on a schedule.
 
 Every profile has ``deadline=None``: one example is a whole virtual run whose
@@ -24,7 +28,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Final
 
-from hypothesis import Phase, settings
+from hypothesis import HealthCheck, Phase, settings
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -52,6 +56,17 @@ PROFILES: Final[Mapping[str, settings]] = {
         # No explain phase: it re-runs examples to comment on them, which costs
         # time in CI and changes nothing about the verdict.
         phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
+    ),
+    "randomized": settings(
+        max_examples=50,
+        deadline=None,
+        derandomize=False,
+        database=None,
+        print_blob=True,
+        phases=(Phase.generate, Phase.shrink),
+        # A health check (slow generation on a loaded machine) would fail the
+        # pass for a reason that is not a counterexample.
+        suppress_health_check=list(HealthCheck),
     ),
     "nightly": settings(max_examples=2_000, deadline=None),
 }

@@ -6,17 +6,26 @@ retries (408, 409, 429, 5xx and transport errors) with capped exponential
 backoff, honouring a small ``Retry-After``. The controller sees none of it
 except through ``gate``, which :class:`~retrychaos.world.tool.Tool` asks
 before each retry; the server sees every retry (``layer: "sdk"`` in the trace).
+
+The layer draws its wait before it asks, and a gate that accepts a ``wait_s``
+keyword is told it (:func:`ask_gate`): a budget-holder can then refuse a
+retry whose wait would end past the task's deadline. A gate of two arguments
+is asked as before.
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import httpx
 
 if TYPE_CHECKING:
     import random
+    from collections.abc import Callable
+
+    Gate = Callable[[int, BaseException | None], bool]
 
 _SDK_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -46,3 +55,29 @@ class SdkLayer:
                     return max(value, 0.001)
         delay: float = min(self.cap_s, self.base_s * 2.0 ** (attempt - 1))
         return delay * (1 - 0.25 * rng.random())
+
+
+def takes_wait(gate: Gate) -> bool:
+    """Whether ``gate`` accepts the ``wait_s`` keyword (by name, or through ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(gate).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: ask it the two-argument way
+        return False
+    return any(
+        parameter.kind is inspect.Parameter.VAR_KEYWORD
+        or (
+            parameter.name == "wait_s"
+            and parameter.kind
+            in {inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY}
+        )
+        for parameter in parameters
+    )
+
+
+def ask_gate(
+    gate: Gate, attempt_number: int, error: BaseException | None, *, wait_s: float
+) -> bool:
+    """Ask ``gate`` for one more request, telling it the planned wait when it accepts one."""
+    if takes_wait(gate):
+        return bool(cast("Callable[..., bool]", gate)(attempt_number, error, wait_s=wait_s))
+    return gate(attempt_number, error)

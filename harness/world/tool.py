@@ -16,6 +16,7 @@ import httpx
 
 from .context import CURRENT_CALL, CallMeta
 from .loop import sleep
+from .sdk import ask_gate
 from .transport import attempt_direct, attempt_http
 
 if TYPE_CHECKING:
@@ -78,7 +79,8 @@ class Tool:
         """Make one attempt (plus the SDK layer's retries, if the scenario has one).
 
         Returns the parsed JSON result or raises what httpx raises.
-        ``gate(attempt_number, error)`` is asked before each SDK-layer retry.
+        ``gate(attempt_number, error)`` is asked before each SDK-layer retry,
+        with ``wait_s=`` (the layer's planned wait) when its signature accepts it.
         """
         if not isinstance(args, dict):  # a controller may pass anything: say what was expected
             msg = f"tool({self.name!r}) expected args to be a dict, got {type(args).__name__}"  # type: ignore[unreachable]
@@ -109,9 +111,11 @@ class Tool:
             except (httpx.HTTPStatusError, httpx.TransportError) as exc:
                 if attempt > sdk.retries or not sdk.retryable(exc):
                     raise
-                if gate is not None and not gate(attempt + 1, exc):
+                # Drawn before the gate is asked, so a gate taking ``wait_s`` sees it.
+                wait_s = sdk.delay(attempt, exc, self._meta.rng)
+                if gate is not None and not ask_gate(gate, attempt + 1, exc, wait_s=wait_s):
                     raise
-                await sleep(sdk.delay(attempt, exc, self._meta.rng))
+                await sleep(wait_s)
                 attempt += 1
 
     async def _once(self, args: dict[str, Any], key: str | None, layer: str) -> Any:

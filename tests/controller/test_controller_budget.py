@@ -21,7 +21,7 @@ LAYERED = RetryPolicy(max_attempts_per_task=5, max_attempts_per_tool=10, max_att
 
 def test_task_budget_counts_every_tool(clock):
     """At most N attempts per task, all tools together."""
-    budget = TaskBudget(task_id="t", policy=RetryPolicy(), clock=clock)
+    budget = TaskBudget(policy=RetryPolicy(), clock=clock)
     results = [budget.charge(tool) for tool in ["a", "a", "b", "b", "c"]]
     assert results == [None] * 5
     refusal = budget.charge("d")
@@ -35,7 +35,7 @@ def test_task_budget_counts_every_tool(clock):
 
 def test_tool_budget_is_per_tool_within_the_task(clock):
     """At most M attempts per tool within one task."""
-    budget = TaskBudget(task_id="t", policy=RetryPolicy(), clock=clock)
+    budget = TaskBudget(policy=RetryPolicy(), clock=clock)
     assert [budget.charge("a") for _ in range(3)] == [None] * 3
     refusal = budget.charge("a")
     assert refusal is not None
@@ -46,7 +46,7 @@ def test_tool_budget_is_per_tool_within_the_task(clock):
 def test_call_budget_is_per_operation_within_the_task(clock):
     """At most max_attempts_per_call attempts per operation; other operations of the tool go on."""
     policy = RetryPolicy(max_attempts_per_tool=5)
-    budget = TaskBudget(task_id="t", policy=policy, clock=clock)
+    budget = TaskBudget(policy=policy, clock=clock)
     assert [budget.charge("a", "op-1") for _ in range(3)] == [None] * 3
     refusal = budget.charge("a", "op-1")
     assert refusal is not None
@@ -65,7 +65,7 @@ def test_call_budget_is_per_operation_within_the_task(clock):
 
 def test_deadline_runs_from_the_first_attempt(clock):
     """Without an explicit deadline the task has max_elapsed_s from its first attempt."""
-    budget = TaskBudget(task_id="t", policy=RetryPolicy(), clock=clock)
+    budget = TaskBudget(policy=RetryPolicy(), clock=clock)
     clock.advance(100)
     assert budget.charge("a") is None
     assert budget.deadline == 108.0
@@ -80,13 +80,13 @@ def test_deadline_runs_from_the_first_attempt(clock):
 
 def test_explicit_deadline_wins(clock):
     """A caller's absolute deadline replaces the elapsed-time one."""
-    budget = TaskBudget(task_id="t", policy=RetryPolicy(), clock=clock, deadline=2.0)
+    budget = TaskBudget(policy=RetryPolicy(), clock=clock, deadline=2.0)
     assert budget.state("a").deadline == 2.0
 
 
 def test_plain_gate_charges_the_budget(clock):
     """`gate(attempt, error)` charges one attempt and says False once the budget is spent."""
-    budget = TaskBudget(task_id="t", policy=RetryPolicy(), clock=clock)
+    budget = TaskBudget(policy=RetryPolicy(), clock=clock)
     gate = budget.gate("a")
     assert [gate(n, None) for n in range(2, 6)] == [True, True, True, False]
     assert budget.attempts == 3
@@ -95,7 +95,7 @@ def test_plain_gate_charges_the_budget(clock):
 def test_budget_is_thread_safe(clock):
     """Charges from many threads never exceed the limit."""
     policy = RetryPolicy(max_attempts_per_task=500, max_attempts_per_tool=500)
-    budget = TaskBudget(task_id="t", policy=policy, clock=clock)
+    budget = TaskBudget(policy=policy, clock=clock)
     granted = []
 
     def worker():
@@ -331,7 +331,7 @@ def test_budget_transport_caps_a_retry_layer_nobody_announced(clock):
 
 def test_budget_transport_outside_a_call_charges_its_fixed_budget(clock):
     """Outside a controlled call the transport charges the budget it was given."""
-    budget = TaskBudget(task_id="t", policy=RetryPolicy(max_attempts_per_tool=2), clock=clock)
+    budget = TaskBudget(policy=RetryPolicy(max_attempts_per_tool=2), clock=clock)
     transport = AsyncBudgetTransport(
         httpx.MockTransport(lambda _: httpx.Response(200)), budget=budget, tool="t"
     )

@@ -56,7 +56,7 @@ def test_http_tool_raises_status_errors_for_the_controller():
 
 def test_sync_http_tool_and_event_hooks():
     """The sync helper works and the event hooks charge a fixed budget per request."""
-    budget = TaskBudget(task_id="t", policy=RetryPolicy(max_attempts_per_tool=1), clock=FakeClock())
+    budget = TaskBudget(policy=RetryPolicy(max_attempts_per_tool=1), clock=FakeClock())
     transport = httpx.MockTransport(lambda _: httpx.Response(200, json=[1]))
     with httpx.Client(transport=transport, event_hooks=budget_event_hooks(budget, "t")) as client:
         tool = sync_http_tool(client, "GET", "https://tool.test/")
@@ -67,7 +67,7 @@ def test_sync_http_tool_and_event_hooks():
 
 def test_async_event_hooks_charge_the_budget():
     """The async event hooks refuse a request once the budget is spent."""
-    budget = TaskBudget(task_id="t", policy=RetryPolicy(max_attempts_per_tool=1), clock=FakeClock())
+    budget = TaskBudget(policy=RetryPolicy(max_attempts_per_tool=1), clock=FakeClock())
 
     async def main():
         transport = httpx.MockTransport(lambda _: httpx.Response(200))

@@ -131,6 +131,15 @@ def test_a_huge_value_is_quoted_by_a_short_prefix() -> None:
     )
 
 
+def test_a_huge_unknown_key_is_quoted_by_a_short_prefix() -> None:
+    """An unknown key of 5,000 characters is shortened in the field path and in the value."""
+    text = BASE.replace("    method: GET\n", "    method: GET\n    ? " + "k" * 5000 + "\n    : 1\n")
+    message = _message(text)
+    assert len(message) < 1_000
+    assert message.startswith("x.yaml: tools[0]." + "k" * 100)
+    assert message.endswith('got unknown key "' + "k" * 76 + "...")
+
+
 def test_a_file_past_the_size_bound(tmp_path: Path) -> None:
     """A file over 1,000,000 bytes is refused before it is parsed."""
     big = tmp_path / "big.yaml"
