@@ -1,8 +1,10 @@
-"""The randomized pass: fresh examples of the reference-controller properties on every run.
+"""The randomized pass: fresh examples of the reference-controller properties every day.
 
 The ``ci`` profile is derandomized, so it replays the same examples and can
-never find a new counterexample. This pass draws a new seed each run (or
-takes ``RETRYCHAOS_RANDOMIZED_SEED``, to replay one), tries a fixed budget of
+never find a new counterexample. This pass draws a new seed each day (the UTC
+date, so every run of one day, a developer's and CI's alike, searches the same
+worlds and a red build can be replayed; or ``RETRYCHAOS_RANDOMIZED_SEED``,
+to replay or to widen the search), tries a fixed budget of
 examples (the ``randomized`` profile) through the fuzz engine, and fails only
 when a run broke an invariant: the shrunk world is then saved as a scenario
 file under ``reports/randomized/``, with its trace and replay command, and the
@@ -11,8 +13,8 @@ failure message names the folder.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
-import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,10 +43,10 @@ WATCHDOG_S = 60.0
 
 
 def pass_seed() -> int:
-    """The seed of this run's pass: ``RETRYCHAOS_RANDOMIZED_SEED`` to replay one, else fresh."""
+    """The seed of this run's pass: ``RETRYCHAOS_RANDOMIZED_SEED``, else today's UTC date."""
     given = os.environ.get(SEED_ENV, "").strip()
     if not given:
-        return secrets.randbelow(2**32)
+        return int(dt.datetime.now(dt.UTC).strftime("%Y%m%d"))
     if not given.isdigit():
         msg = f"Expected {SEED_ENV} to be a whole number >= 0 but got {SEED_ENV}={given!r}"
         raise ValueError(msg)
@@ -152,8 +154,8 @@ def test_nothing_is_saved_when_every_run_holds(tmp_path: Path) -> None:
     assert not any(tmp_path.iterdir())
 
 
-def test_the_pass_seed_is_fresh_unless_given(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without the variable each pass draws its own seed; with it, that seed; garbage is refused."""
+def test_the_pass_seed_is_the_day_unless_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the variable the seed is today's UTC date; with it, that seed; garbage is refused."""
     monkeypatch.setenv(SEED_ENV, " 42 ")
     assert pass_seed() == 42
     monkeypatch.setenv(SEED_ENV, "forty-two")
@@ -163,7 +165,7 @@ def test_the_pass_seed_is_fresh_unless_given(monkeypatch: pytest.MonkeyPatch) ->
         f"Expected {SEED_ENV} to be a whole number >= 0 but got {SEED_ENV}='forty-two'"
     )
     monkeypatch.delenv(SEED_ENV)
-    assert len({pass_seed() for _ in range(20)}) > 1
+    assert pass_seed() == int(dt.datetime.now(dt.UTC).strftime("%Y%m%d"))
 
 
 def test_the_randomized_profile_is_random_with_a_fixed_budget() -> None:
