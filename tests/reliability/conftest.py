@@ -71,6 +71,29 @@ class DoneRaisesBase(Good):
         raise Custom("custom in task_done")
 
 
+class Greedy:
+    async def call(self, tool, args, ctx):
+        for _ in range(10):
+            try:
+                return await tool(args, idempotency_key=ctx.idempotency_key)
+            except Exception:
+                pass
+        return {"ok": False, "decision": "budget_exhausted", "error": "gave up"}
+
+
+def greedy(env):
+    return Greedy()
+
+
+def greedy_edits(env):
+    seen = (env.contract.max_attempts_per_task, env.contract.max_attempts_per_call)
+    if seen != (5, 3):
+        raise ValueError(f"env.contract is not the scenario's: {seen}")
+    for name in ("max_attempts_per_task", "max_attempts_per_call"):
+        object.__setattr__(env.contract, name, 10**6)
+    return Greedy()
+
+
 def good(env):
     return Good()
 
