@@ -18,7 +18,11 @@ SCRIPT = Path(sys.executable).with_name("retrychaos")
 
 HOSTILE = """
 import os
+import shutil
+import signal
 import sys
+import threading
+from pathlib import Path
 
 
 class Good:
@@ -94,6 +98,23 @@ def greedy_edits(env):
     return Greedy()
 
 
+class InterruptsTheRun:
+    async def call(self, tool, args, ctx):
+        Path("worker.pid").write_text(str(os.getpid()))
+        os.kill(os.getppid(), signal.SIGINT)
+        threading.Event().wait(60)  # the harness ends this process first
+
+
+def interrupts_the_run(env):
+    return InterruptsTheRun()
+
+
+def replaces_the_report(env):
+    shutil.rmtree("out")
+    Path("out").write_text("not a folder any more")
+    return Good()
+
+
 def good(env):
     return Good()
 
@@ -158,10 +179,16 @@ def run_retrychaos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def runs(folder: Path) -> dict[str, dict[str, Any]]:
+def read_runs(folder: Path) -> dict[str, dict[str, Any]]:
     """The runs of ``folder/results.json``, by controller."""
     document = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     return {r["controller"]: r for r in document["runs"]}
+
+
+@pytest.fixture
+def runs():
+    """``runs(folder)``: the runs of a report folder's results.json, by controller."""
+    return read_runs
 
 
 @pytest.fixture

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from conftest import runs
-
 if TYPE_CHECKING:
     from pathlib import Path
 
 
-def test_editing_env_contract_changes_no_verdict(project: Path, retrychaos) -> None:
+def test_editing_env_contract_changes_no_verdict(project: Path, retrychaos, runs) -> None:
     """A controller that raises its own budget in env.contract is judged as one that does not, and so is the next."""
     burst = project / "scenarios" / "burst.yaml"
     burst.write_text(burst.read_text().replace("attempts: [1, 2]", "attempts: [1, 2, 3, 4, 5]"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from conftest import runs
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,7 +33,7 @@ ESCAPES = {
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_every_escape_fails_only_its_own_case(project: Path, retrychaos, jobs: str) -> None:
+def test_every_escape_fails_only_its_own_case(project: Path, retrychaos, runs, jobs: str) -> None:
     """sys.exit, KeyboardInterrupt, BaseException, os._exit and a raising call property each fail one case."""
     words = [w for name in ESCAPES for w in ("-c", f"hostile:{name}")]
     words += ["-c", "reference"]  # after every escape: the suite went on
@@ -54,7 +53,7 @@ def test_every_escape_fails_only_its_own_case(project: Path, retrychaos, jobs: s
         assert (project / "out" / report).is_file()
 
 
-def test_an_escape_shows_the_controllers_own_frame(project: Path, retrychaos) -> None:
+def test_an_escape_shows_the_controllers_own_frame(project: Path, retrychaos, runs) -> None:
     """The traceback of an escape starts at the controller's line, not in the harness."""
     result = retrychaos(
         "run",
@@ -71,7 +70,7 @@ def test_an_escape_shows_the_controllers_own_frame(project: Path, retrychaos) ->
     run = runs(project / "out")["hostile:sync_exits"]
     assert run["traceback"] == (
         "Traceback (most recent call last):\n"
-        f'  File "{project / "hostile.py"}", line 18, in call\n'
+        f'  File "{project / "hostile.py"}", line 22, in call\n'
         "    sys.exit(4)\n"
         "SystemExit: 4"
     )
