@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from .canaries import redact
 from .controllers.registry import resolve
 from .escape import escape_message, guarded
 from .runner import CaseResult, run_case
@@ -83,7 +84,30 @@ def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
         )
     except BaseException as exc:
         return Retire(failed(case, escape_message(exc)))
-    return _trim(result, job.keep)
+    return _trim(redacted(result), job.keep)
+
+
+def redacted(result: CaseResult) -> CaseResult:
+    """``result`` with its error texts redacted, and the trace's ``run_end`` that repeats them.
+
+    What a controller says on the run's path is redacted where it enters the
+    trace; an error message (an internal error's text, a load error naming
+    the controller's class) may quote what a controller made, so it is
+    masked here: the one place every case's error passes.
+    """
+    if result.error is None and result.traceback is None:
+        return result
+    events = result.events
+    if events and events[-1].kind == "run_end":
+        end = events[-1]
+        data = {k: redact(v) if isinstance(v, str) else v for k, v in end.data.items()}
+        events = [*events[:-1], replace(end, data=data)]
+    return replace(
+        result,
+        error=None if result.error is None else redact(result.error),
+        traceback=None if result.traceback is None else redact(result.traceback),
+        events=events,
+    )
 
 
 def failed(case: Case, message: str) -> CaseResult:

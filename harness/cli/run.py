@@ -16,7 +16,7 @@ from ..report.results import replay_command
 from ..scenario.library import library_path
 from ..scenario.load import MAX_PLANNED_CALLS
 from ..seeds import parse_seeds
-from ..suite import plan
+from ..suite import plan, redacted
 from .common import check_controllers, claim_report_dir, load_scenarios, project_config
 from .config import WATCHDOG_FORMS, watchdog_ok
 from .failures import failure_blocks, next_step, rule, tally_lines
@@ -262,8 +262,8 @@ def replay(
             )
         found = narrowed[0]
     check_controllers([controller])
-    result = run_case(
-        found, resolve(controller), seed, watchdog_s=config.watchdog or DEFAULT_WATCHDOG_S
+    result = redacted(
+        run_case(found, resolve(controller), seed, watchdog_s=config.watchdog or DEFAULT_WATCHDOG_S)
     )
     for event in result.events or []:
         if event.kind in _TIMELINE:
