@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import pickle
 import signal
+import sys
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any, cast
 
@@ -67,7 +69,22 @@ def death_message(exitcode: int | None) -> str:
 
 
 def _serve(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
-    """A worker's loop: receive ``(index, job)``, send phases and the result, until told to stop."""
+    """A worker's process: serve jobs, then end at once.
+
+    At once: a normal exit would wait for every thread still running, and a
+    controller's thread (one blocked for real, a timer it started) would
+    keep the worker alive until the parent killed it.
+    """
+    try:
+        _loop(conn, work)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def _loop(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
+    """Receive ``(index, job)``, send phases and the result, until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
