@@ -8,6 +8,7 @@ be written (disk full, the folder gone) is a message and exit 3.
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -18,16 +19,44 @@ from ..suite import Case, execute
 from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, tell
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
     from ..runner import CaseResult
     from ..world.spec import Scenario
 
-__all__ = ["EXIT_INTERRUPTED", "run_and_report"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "run_and_report"]
 
 EXIT_INTERRUPTED = 130
 """What a shell reports for a command ended by Ctrl-C (128 + SIGINT)."""
+EXIT_TERMINATED = 143
+"""What a shell reports for a command ended by SIGTERM (128 + SIGTERM)."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[list[bool]]:
+    """Let SIGTERM stop the run as Ctrl-C does (workers killed, results kept); say if it came.
+
+    The default action would end this process at once and leave its workers
+    running, orphaned.
+    """
+    seen: list[bool] = []
+
+    def stop(_signum: int, _frame: object) -> None:
+        if seen:
+            return  # already stopping: a second signal must not cut the clean-up short
+        seen.append(True)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: signals are not ours to handle
+        yield seen
+        return
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_and_report(
@@ -42,34 +71,38 @@ def run_and_report(
     """Run the cases, streaming results.json; write every report; return the results and exit code.
 
     Ctrl-C leaves results.json with the cases that finished, marked
-    ``"complete": false``, and exits 130; a report that cannot be written
-    (disk full, folder gone) is a message and exit 3, not a traceback.
+    ``"complete": false``, and exits 130 (SIGTERM: the same, exit 143); a
+    report that cannot be written (disk full, folder gone) is a message and
+    exit 3, not a traceback.
     """
     from ..report.results import report_meta  # noqa: PLC0415 (only `run` needs it)
 
     stream: ResultsStream | None = None
-    try:
-        stream = ResultsStream(run_dir, report_meta(scenarios))
-        stream.flush()
-        results = _execute(cases, jobs=jobs, keep=keep, watchdog_s=watchdog_s, on_done=stream.add)
-        code = _write_reports(run_dir, stream, results)
-    except KeyboardInterrupt:
-        done = 0 if stream is None else stream.done
-        with contextlib.suppress(OSError):
-            if stream is not None:
-                stream.flush()
-        tell(
-            f"interrupted: {done} of {len(cases)} case(s) finished; "
-            f'{run_dir}/results.json holds them, marked "complete": false'
-        )
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    except OSError as exc:
-        where = f" ({exc.filename})" if exc.filename else ""
-        tell(
-            f"error: could not write the report into {run_dir}: {exc.strerror or exc}{where}; "
-            "expected a folder with room to write (the run's results could not be saved)"
-        )
-        raise typer.Exit(EXIT_INTERNAL) from None
+    with _sigterm_as_interrupt() as terminated:
+        try:
+            stream = ResultsStream(run_dir, report_meta(scenarios))
+            stream.flush()
+            results = _execute(
+                cases, jobs=jobs, keep=keep, watchdog_s=watchdog_s, on_done=stream.add
+            )
+            code = _write_reports(run_dir, stream, results)
+        except KeyboardInterrupt:
+            done = 0 if stream is None else stream.done
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.flush()
+            tell(
+                f"{'terminated' if terminated else 'interrupted'}: {done} of {len(cases)} "
+                f'case(s) finished; {run_dir}/results.json holds them, marked "complete": false'
+            )
+            raise typer.Exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED) from None
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            tell(
+                f"error: could not write the report into {run_dir}: {exc.strerror or exc}{where}; "
+                "expected a folder with room to write (the run's results could not be saved)"
+            )
+            raise typer.Exit(EXIT_INTERNAL) from None
     return results, code
 
 

@@ -109,6 +109,17 @@ def interrupts_the_run(env):
     return InterruptsTheRun()
 
 
+class TerminatesTheRun:
+    async def call(self, tool, args, ctx):
+        Path(f"worker-{os.getpid()}.pid").write_text(str(os.getpid()))
+        os.kill(os.getppid(), signal.SIGTERM)
+        threading.Event().wait(60)  # the harness ends this process first
+
+
+def terminates_the_run(env):
+    return TerminatesTheRun()
+
+
 def replaces_the_report(env):
     shutil.rmtree("out")
     Path("out").write_text("not a folder any more")

@@ -61,6 +61,34 @@ def test_an_interrupt_leaves_a_partial_results_json(project: Path, retrychaos) -
         os.kill(worker, 0)
 
 
+def test_sigterm_stops_the_workers_and_keeps_the_results(project: Path, retrychaos) -> None:
+    """SIGTERM with --jobs 2 exits 143, kills the workers and leaves a partial results.json."""
+    result = retrychaos(
+        "run",
+        "scenarios",
+        "-c",
+        "hostile:terminates_the_run",
+        "--seeds",
+        "2",
+        "--jobs",
+        "2",
+        "--report",
+        "out",
+        cwd=project,
+    )
+    assert result.returncode == 143, result.stderr
+    assert result.stderr == (
+        'terminated: 0 of 2 case(s) finished; out/results.json holds them, marked "complete": false\n'
+    )
+    document = json.loads((project / "out" / "results.json").read_text())
+    assert (document["complete"], document["runs"]) == (False, [])
+    workers = [int(p.read_text()) for p in project.glob("worker-*.pid")]
+    assert workers  # the signal came from a worker, which wrote its pid first
+    for worker in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(worker, 0)
+
+
 def test_a_finished_run_is_marked_complete_and_leaves_no_lock(project: Path, retrychaos) -> None:
     """results.json of a run that ended says complete; the lock file is gone."""
     result = retrychaos("run", "scenarios", "--seed", "1", "--report", "out", cwd=project)
