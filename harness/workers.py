@@ -27,6 +27,7 @@ import os
 import pickle
 import signal
 import sys
+import threading
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any, cast
 
@@ -69,18 +70,20 @@ def death_message(exitcode: int | None) -> str:
 
 
 def _serve(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
-    """A worker's process: serve jobs, then end at once.
+    """A worker's process: serve jobs, then end.
 
-    At once: a normal exit would wait for every thread still running, and a
-    controller's thread (one blocked for real, a timer it started) would
-    keep the worker alive until the parent killed it.
+    When threads are left, at once: a normal exit would wait for each, and
+    a controller's thread (one blocked for real, a timer it started) would
+    keep the worker alive until the parent killed it. Otherwise normally,
+    so that exit hooks (coverage measurement among them) run.
     """
     try:
         _loop(conn, work)
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+        if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
 
 
 def _loop(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
