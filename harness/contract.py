@@ -26,7 +26,7 @@ finds them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .world.loop import sleep
@@ -138,9 +138,15 @@ class Env:
         services: Services,
         audit_sink: Callable[[Any], None],
     ) -> None:
-        """Build the environment (the harness does this)."""
+        """Build the environment (the harness does this).
+
+        ``contract`` is the controller's own copy: a controller that edits it
+        (``object.__setattr__`` gets past ``frozen``) changes nothing the
+        harness judges by, which is the scenario's contract.
+        """
         self.seed = seed
-        self.contract = contract
+        self.contract = replace(contract)
+        self._contract = contract
         self.clock = EnvClock(clock)
         self._services = services
         self._audit_sink = audit_sink
@@ -154,7 +160,7 @@ class Env:
     def http(self) -> httpx.AsyncClient:
         """An ``httpx.AsyncClient`` wired to the simulated services (respx)."""
         if self._http is None:
-            self._http = http_client(self._services, timeout_s=self.contract.attempt_timeout_s)
+            self._http = http_client(self._services, timeout_s=self._contract.attempt_timeout_s)
         return self._http
 
     @property

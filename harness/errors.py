@@ -12,13 +12,16 @@
     │   └── RealTimeBlockError     the controller blocked the loop in real time
     └── InternalError              the harness itself failed: exit code 3
 
-Four exceptions stand outside the root on purpose; none reaches a user as
+Five exceptions stand outside the root on purpose; none reaches a user as
 an error of the harness::
 
     BaseException
-    └── WatchdogInterrupt          raised into code that holds the loop in real time;
-                                   a BaseException, so a controller's ``except
-                                   Exception`` cannot swallow it (retrychaos.world.watchdog)
+    ├── WatchdogInterrupt          raised into code that holds the loop in real time;
+    │                              a BaseException, so a controller's ``except
+    │                              Exception`` cannot swallow it (retrychaos.world.watchdog)
+    └── ControllerEscape           ends a case whose controller cannot be read (its
+                                   ``call`` raises when read); a BaseException, so the
+                                   case ends at once (retrychaos.escape)
     AssertionError
     └── CaseFailed                 a property-based case failed: test runners show a
                                    test failure (retrychaos.testing.checks)

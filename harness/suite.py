@@ -1,20 +1,26 @@
-"""Running many cases: scenarios x controllers x seeds, in one or more processes.
+"""Running many cases: scenarios x controllers x seeds, in worker processes.
 
 Results come back in case order whatever the number of jobs, so a run with
 ``--jobs 2`` writes the same ``results.json`` as ``--jobs 1`` apart from the
 timing fields.
+
+Every case runs in a worker process (:mod:`retrychaos.workers`), with one
+job too: whatever a controller does, ``sys.exit``, ``KeyboardInterrupt``,
+another ``BaseException`` or ``os._exit``, ends as that case's failure
+(``error_kind`` ``controller``) and the other cases' results are kept.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from .canaries import redact
 from .controllers.registry import resolve
+from .escape import escape_message, guarded
 from .runner import CaseResult, run_case
+from .workers import Retire, run_in_workers
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -51,23 +57,75 @@ def plan(
     return cases
 
 
-def _run_one(
-    case: Case,
-    watchdog_s: float,
-    keep: bool,  # noqa: FBT001
-    progress: Callable[[str], None] | None = None,
-) -> CaseResult:
-    """Run one case; drop its trace here unless wanted (a worker then sends back less)."""
-    return _trim(
-        run_case(
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Job:
+    case: Case
+    watchdog_s: float
+    keep: bool
+
+
+def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
+    """Run one case in a worker; drop its trace here unless wanted (less to send back).
+
+    A ``BaseException`` that escapes the run is the controller's: Ctrl-C
+    never reaches a worker. The case fails with what the controller did, and
+    the worker retires (:class:`~retrychaos.workers.Retire`).
+    """
+    case = job.case
+    try:
+        ref = resolve(case.controller)
+        result = run_case(
             case.scenario,
-            resolve(case.controller),
+            replace(ref, factory=guarded(ref.factory)),
             case.seed,
-            watchdog_s=watchdog_s,
-            real_wait_s=min(2.0, watchdog_s),
+            watchdog_s=job.watchdog_s,
+            real_wait_s=min(2.0, job.watchdog_s),
             progress=progress,
-        ),
-        keep,
+        )
+    except BaseException as exc:
+        return Retire(failed(case, escape_message(exc)))
+    return _trim(redacted(result), job.keep)
+
+
+def redacted(result: CaseResult) -> CaseResult:
+    """``result`` with its error texts redacted, and the trace's ``run_end`` that repeats them.
+
+    What a controller says on the run's path is redacted where it enters the
+    trace; an error message (an internal error's text, a load error naming
+    the controller's class) may quote what a controller made, so it is
+    masked here: the one place every case's error passes.
+    """
+    if result.error is None and result.traceback is None:
+        return result
+    events = result.events
+    if events and events[-1].kind == "run_end":
+        end = events[-1]
+        data = {k: redact(v) if isinstance(v, str) else v for k, v in end.data.items()}
+        events = [*events[:-1], replace(end, data=data)]
+    return replace(
+        result,
+        error=None if result.error is None else redact(result.error),
+        traceback=None if result.traceback is None else redact(result.traceback),
+        events=events,
+    )
+
+
+def failed(case: Case, message: str) -> CaseResult:
+    """``case`` failed by its controller's doing, before it could be judged."""
+    scenario = case.scenario
+    lines = message.split("\n", 1)
+    return CaseResult(
+        scenario=scenario.name,
+        suite=scenario.suite,
+        controller=case.controller,
+        seed=case.seed,
+        passed=False,
+        violations=[],
+        metrics={},
+        error=message,
+        error_kind="controller",
+        source=scenario.source,
+        traceback=lines[1] if len(lines) > 1 else None,
     )
 
 
@@ -84,16 +142,17 @@ def execute(
 
     ``keep_events(case)`` says whether to keep a case's trace in memory: the
     trace of a passing case is dropped unless asked for, and a failing case's
-    trace is always kept (reports need it). ``on_phase(case, phase)`` hears
-    what a case run in this process is doing (see :func:`run_case`).
+    trace is always kept (reports need it). ``on_done(result)`` hears each
+    result as its case finishes (with several jobs, not in case order);
+    ``on_phase(case, phase)`` hears what a case is doing (see :func:`run_case`).
     """
     want = keep_events or (lambda _case: False)
-    results: list[CaseResult] = []
-    for result in _iterate(cases, jobs, want, watchdog_s, on_phase):
+    done: dict[int, CaseResult] = {}
+    for index, result in _iterate(cases, jobs, want, watchdog_s, on_phase):
+        done[index] = result
         if on_done is not None:
             on_done(result)
-        results.append(result)
-    return results
+    return [done[i] for i in range(len(cases))]
 
 
 def _iterate(
@@ -102,17 +161,19 @@ def _iterate(
     want: Callable[[Case], bool],
     watchdog_s: float,
     on_phase: Callable[[Case, str], None] | None,
-) -> Iterator[CaseResult]:
-    if jobs <= 1 or len(cases) <= 1:
-        for case in cases:
-            told = None if on_phase is None else functools.partial(on_phase, case)
-            yield _run_one(case, watchdog_s, want(case), told)
+) -> Iterator[tuple[int, CaseResult]]:
+    """Each case's index and result, as the cases finish."""
+    if not cases:
         return
-    jobs = min(jobs, len(cases), os.cpu_count() or 1)
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_one, case, watchdog_s, want(case)) for case in cases]
-        for future in futures:
-            yield future.result()
+    processes = max(1, min(jobs, len(cases), os.cpu_count() or 1))
+    work = [_Job(case=c, watchdog_s=watchdog_s, keep=want(c)) for c in cases]
+    yield from run_in_workers(
+        work,
+        _run_one,
+        processes=processes,
+        on_phase=None if on_phase is None else lambda i, what: on_phase(cases[i], what),
+        on_death=lambda i, message: failed(cases[i], message),
+    )
 
 
 def _trim(result: CaseResult, keep: bool) -> CaseResult:  # noqa: FBT001

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -16,12 +18,15 @@ from .config import Config, load_config
 from .output import EXIT_USAGE, tell, usage_error
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
     from pathlib import Path
 
     from ..world.spec import Scenario
 
-__all__ = ["check_controllers", "load_scenarios", "project_config"]
+__all__ = ["check_controllers", "claim_report_dir", "load_scenarios", "project_config"]
+
+LOCK_NAME = ".retrychaos.lock"
+"""The file in a report folder that says which process is writing it (its pid)."""
 
 
 def project_config() -> Config:
@@ -66,3 +71,63 @@ def check_controllers(names: Sequence[str]) -> None:
             resolve(name)
         except HarnessInputError as exc:
             usage_error(str(exc))
+
+
+@contextlib.contextmanager
+def claim_report_dir(run_dir: Path) -> Iterator[Path]:
+    """Create ``run_dir`` and hold it for this run; exit 2 if it cannot be used.
+
+    A folder that is a file, cannot be created or written, or holds the lock
+    of another live run is refused before anything runs. The lock file
+    (:data:`LOCK_NAME`, the pid) is removed when the block ends; one left by
+    a process that no longer exists is taken over.
+    """
+    if run_dir.exists() and not run_dir.is_dir():
+        usage_error(f"--report {run_dir}: a file, not a folder; expected a folder to write into")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        usage_error(f"--report {run_dir}: cannot create the folder ({exc.strerror})")
+    lock = run_dir / LOCK_NAME
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            holder = _holder(lock)
+            if holder is not None:
+                usage_error(
+                    f"--report {run_dir}: in use by another run (pid {holder}, see {lock}); "
+                    "give another --report folder, or wait for that run to end"
+                )
+            with contextlib.suppress(FileNotFoundError):
+                lock.unlink()  # left by a run that no longer exists
+            continue
+        except OSError as exc:
+            usage_error(f"--report {run_dir}: cannot write into the folder ({exc.strerror})")
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(f"{os.getpid()}\n")
+        break
+    else:
+        usage_error(f"--report {run_dir}: cannot take {lock}; another run keeps creating it")
+    try:
+        yield lock
+    finally:
+        with contextlib.suppress(OSError):
+            lock.unlink()
+
+
+def _holder(lock: Path) -> int | None:
+    """The pid in ``lock`` if that process is alive, else None (a stale lock)."""
+    try:
+        pid = int(lock.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return None
+    if pid == os.getpid():
+        return pid
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid  # alive, another user's
+    return pid

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shlex
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -13,23 +12,19 @@ import typer
 
 from ..controllers.registry import resolve
 from ..errors import HarnessInputError
-from ..invariants.registry import ALL as INVARIANTS
-from ..report.junit import write_junit
-from ..report.results import replay_command, write_results
-from ..report.summary import render_summary
+from ..report.results import replay_command
 from ..scenario.library import library_path
 from ..scenario.load import MAX_PLANNED_CALLS
 from ..seeds import parse_seeds
-from ..suite import Case, execute, plan
-from .common import check_controllers, load_scenarios, project_config
+from ..suite import plan, redacted
+from .common import check_controllers, claim_report_dir, load_scenarios, project_config
 from .config import WATCHDOG_FORMS, watchdog_ok
 from .failures import failure_blocks, next_step, rule, tally_lines
 from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, say, usage_error
+from .running import run_and_report
 from .selection import select
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from ..runner import CaseResult
     from ..world.spec import Scenario
 
@@ -155,11 +150,12 @@ def run(
         or config.report
         or Path("reports") / dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     )
-    run_dir.mkdir(parents=True, exist_ok=True)
     count = None if chosen_seeds is None else len(chosen_seeds)
-    say(_collected(len(cases), len(scenarios), len(controllers), count, selection.deselected))
-    results = _execute(cases, jobs=jobs, keep=keep_traces, watchdog_s=watchdog_s)
-    code = _write_reports(run_dir, results, scenarios)
+    with claim_report_dir(run_dir):
+        say(_collected(len(cases), len(scenarios), len(controllers), count, selection.deselected))
+        results, code = run_and_report(
+            cases, run_dir, scenarios, jobs=jobs, keep=keep_traces, watchdog_s=watchdog_s
+        )
     for line in failure_blocks(results, invariants=invariant or ()):
         say(line)
     say(rule("summary"))
@@ -222,53 +218,6 @@ def _collected(
     )
 
 
-def _execute(cases: list[Case], *, jobs: int, keep: bool, watchdog_s: float) -> list[CaseResult]:
-    """Run the cases; draw a progress bar only on a terminal (a CI log gets none)."""
-    if not sys.stderr.isatty():
-        return execute(cases, jobs=jobs, keep_events=lambda _case: keep, watchdog_s=watchdog_s)
-    from rich.console import Console  # noqa: PLC0415 (only a terminal needs it)
-    from rich.progress import (  # noqa: PLC0415
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    columns = (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, TimeElapsedColumn(), console=Console(stderr=True)) as progress:
-        task = progress.add_task("running cases", total=len(cases))
-
-        def phase(case: Case, what: str) -> None:
-            name = f"{case.scenario.name} seed {case.seed}"
-            progress.update(task, description=f"running cases: {name}, {what}")
-
-        results = execute(
-            cases,
-            jobs=jobs,
-            keep_events=lambda _case: keep,
-            on_done=lambda _result: progress.advance(task),
-            watchdog_s=watchdog_s,
-            on_phase=phase,
-        )
-        progress.update(task, description="running cases")
-        return results
-
-
-def _write_reports(run_dir: Path, results: list[CaseResult], scenarios: Sequence[Scenario]) -> int:
-    from ..report.html import render_html  # noqa: PLC0415 (only `run` needs it)
-    from ..report.results import report_meta  # noqa: PLC0415
-
-    ids = [inv.id for inv in INVARIANTS]
-    document = write_results(run_dir, results, report_meta(scenarios))
-    write_junit(run_dir / "junit.xml", document, ids)
-    (run_dir / "summary.md").write_text(render_summary(document, ids), encoding="utf-8")
-    (run_dir / "index.html").write_text(render_html(document, run_dir, ids), encoding="utf-8")
-    if any(r.error_kind == "internal" for r in results):
-        return EXIT_INTERNAL
-    return EXIT_OK if all(r.passed for r in results) else EXIT_VIOLATION
-
-
 def replay(
     scenario: Annotated[
         str, typer.Option(help="Scenario name.", metavar="NAME", show_default=False)
@@ -313,8 +262,8 @@ def replay(
             )
         found = narrowed[0]
     check_controllers([controller])
-    result = run_case(
-        found, resolve(controller), seed, watchdog_s=config.watchdog or DEFAULT_WATCHDOG_S
+    result = redacted(
+        run_case(found, resolve(controller), seed, watchdog_s=config.watchdog or DEFAULT_WATCHDOG_S)
     )
     for event in result.events or []:
         if event.kind in _TIMELINE:

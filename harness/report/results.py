@@ -12,14 +12,25 @@ order) and the scenarios (``scenarios``: name -> ``suite``, ``source``,
 ``description``, the ``invariants`` checked on it and its ``yaml``). A run
 may also carry ``fuzz`` (the shrunk counterexample of a fuzzing session),
 which the HTML report shows when present.
+
+``complete`` says whether every planned case is in ``runs``: ``retrychaos
+run`` rewrites the file as cases finish (:class:`ResultsStream`), so a run
+that was interrupted leaves a readable file marked ``"complete": false``.
+Every file is written atomically (:func:`write_atomic`): a reader sees the
+old file or the new one, never half of one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import io
 import json
+import os
+import secrets
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..invariants.registry import ALL, selected
 from ..scenario import ScenarioError, dump_scenario
@@ -28,7 +39,7 @@ from ..world import trace as trace_io
 from .errors import ReportInputError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from ..runner import CaseResult
     from ..world.spec import Scenario
@@ -36,11 +47,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RESULTS_VERSION",
+    "ResultsStream",
     "load_results",
     "load_trace",
+    "replacing",
     "replay_command",
     "report_meta",
     "trace_name",
+    "write_atomic",
     "write_results",
 ]
 
@@ -56,9 +70,48 @@ _RUN_FIELDS = (
 
 
 def trace_name(result: CaseResult) -> str:
-    """The file name of a case's trace under ``traces/``."""
+    """The file name of a case's trace under ``traces/``, unique per case.
+
+    ``controller__scenario__seed.jsonl`` when the names read back unchanged;
+    when a ``:`` or ``/`` had to become ``_``, or a name holds ``__``, two
+    cases could meet on one name (``hx:c_d`` and ``hx_c:d``), so a digest of
+    the exact names is added.
+    """
     controller = result.controller.replace(":", "_").replace("/", "_")
-    return f"{controller}__{result.scenario}__{result.seed}.jsonl"
+    name = f"{controller}__{result.scenario}__{result.seed}"
+    if controller != result.controller or "__" in result.controller + result.scenario:
+        exact = f"{result.controller}\0{result.scenario}".encode()
+        name += "-" + hashlib.sha256(exact).hexdigest()[:12]
+    return name + ".jsonl"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename."""
+    with replacing(path) as out:
+        out.write(text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[BinaryIO]:
+    """A binary file that becomes ``path`` when the block ends without an error.
+
+    It is a temporary file in ``path``'s folder, renamed over ``path`` at the
+    end (a rename within one file system is atomic), removed on an error. An
+    ``OSError`` names ``path``, not the temporary file.
+    """
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        # 0o666 as open() gives: the umask decides, as for any file a user writes.
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(handle, "wb") as out:
+            yield out
+        temporary.replace(path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        if isinstance(exc, OSError) and exc.filename != str(path):
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
 
 
 def replay_command(result: CaseResult) -> str:
@@ -84,24 +137,74 @@ def _shipped(source: str) -> bool:
 def write_results(
     run_dir: Path, results: Sequence[CaseResult], meta: dict[str, Any]
 ) -> dict[str, Any]:
-    """Write ``results.json`` and every kept trace; return the JSON document."""
-    traces = run_dir / "traces"
-    runs = []
+    """Write ``results.json`` (complete) and every kept trace; return the JSON document."""
+    stream = ResultsStream(run_dir, meta)
     for result in results:
-        entry = result.as_dict()
-        entry["replay"] = replay_command(result)
-        if result.events is not None:
-            traces.mkdir(parents=True, exist_ok=True)
-            path = traces / trace_name(result)
-            with path.open("w", encoding="utf-8") as out:
-                trace_io.dump(result.events, out)
-            entry["trace"] = f"traces/{path.name}"
-        runs.append(entry)
-    document = {"version": RESULTS_VERSION, **meta, "runs": runs}
-    (run_dir / "results.json").write_text(
-        json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
-    return document
+        stream.add(result, flush=False)
+    return stream.finish(results)
+
+
+def _run_entry(run_dir: Path, result: CaseResult) -> dict[str, Any]:
+    """``result``'s entry in ``runs``, its trace written first if it kept one."""
+    entry = result.as_dict()
+    entry["replay"] = replay_command(result)
+    if result.events is not None:
+        traces = run_dir / "traces"
+        traces.mkdir(parents=True, exist_ok=True)
+        path = traces / trace_name(result)
+        with replacing(path) as raw:
+            out = io.TextIOWrapper(raw, encoding="utf-8")
+            trace_io.dump(result.events, out)
+            out.flush()
+            out.detach()  # ``replacing`` closes the file, then renames it
+        entry["trace"] = f"traces/{path.name}"
+    return entry
+
+
+class ResultsStream:
+    """``results.json`` kept on disk as a run goes, marked ``complete`` only at the end.
+
+    :meth:`add` writes a finished case's trace and, every so often, the
+    partial file: after each of the first cases, then after each twentieth
+    part of those done, so a long run rewrites the file a bounded number of
+    times per case. :meth:`flush` writes what there is now (an interrupt
+    calls it); :meth:`finish` writes the complete file in case order.
+    """
+
+    def __init__(self, run_dir: Path, meta: dict[str, Any]) -> None:
+        """Start a stream into ``run_dir``; ``meta`` is :func:`report_meta`'s."""
+        self.run_dir = run_dir
+        self.meta = meta
+        self._entries: dict[int, dict[str, Any]] = {}
+        self._written = 0
+
+    @property
+    def done(self) -> int:
+        """How many cases are in the stream."""
+        return len(self._entries)
+
+    def add(self, result: CaseResult, *, flush: bool = True) -> None:
+        """Record one finished case (its trace is written now)."""
+        self._entries[id(result)] = _run_entry(self.run_dir, result)
+        if flush and self.done - self._written >= max(1, self.done // 20):
+            self.flush()
+
+    def flush(self) -> dict[str, Any]:
+        """Write the cases so far as a partial ``results.json``; return the document."""
+        return self._write(list(self._entries.values()), complete=False)
+
+    def finish(self, results: Sequence[CaseResult]) -> dict[str, Any]:
+        """Write the complete ``results.json``, in the order of ``results``; return it."""
+        entries = [self._entries.get(id(r)) or _run_entry(self.run_dir, r) for r in results]
+        return self._write(entries, complete=True)
+
+    def _write(self, runs: list[dict[str, Any]], *, complete: bool) -> dict[str, Any]:
+        document = {"version": RESULTS_VERSION, **self.meta, "complete": complete, "runs": runs}
+        write_atomic(
+            self.run_dir / "results.json", json.dumps(document, indent=1, sort_keys=True) + "\n"
+        )
+        self._written = len(runs)
+        return document
 
 
 def report_meta(scenarios: Sequence[Scenario]) -> dict[str, Any]:
@@ -180,6 +283,11 @@ def load_trace(run_dir: Path, run: dict[str, Any]) -> list[TraceEvent] | None:
     if not isinstance(name, str):
         return None
     path = run_dir / name
+    if not path.resolve().is_relative_to(run_dir.resolve()):
+        raise ReportInputError(
+            f"{run_dir / 'results.json'}: trace {name[:200]!r} points outside the report "
+            f"folder {run_dir}; expected a path inside it, like traces/<name>.jsonl"
+        )
     if not path.is_file():
         raise ReportInputError(f"{path}: no such file, but results.json names it as a trace")
     try:

@@ -8,12 +8,13 @@ alone.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
 from ..invariants.registry import ALL
 from .html import render_html
-from .junit import write_junit
-from .results import load_results, report_meta, write_results
+from .junit import render_junit
+from .results import load_results, replacing, report_meta, write_atomic, write_results
 from .summary import render_summary
 
 if TYPE_CHECKING:
@@ -39,13 +40,20 @@ def write_reports(
 
 
 def render_reports(run_dir: Path, document: dict[str, Any]) -> None:
-    """Write ``junit.xml``, ``summary.md`` and ``index.html`` from a ``results.json`` document."""
+    """Write ``junit.xml``, ``summary.md`` and ``index.html`` from a ``results.json`` document.
+
+    Each file is written atomically: a CI job reading one while a run
+    rewrites it sees the old file or the new one.
+    """
     ids = document.get("invariant_ids")
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         ids = [inv.id for inv in ALL]
-    write_junit(run_dir / "junit.xml", document, ids)
-    (run_dir / "summary.md").write_text(render_summary(document, ids), encoding="utf-8")
-    (run_dir / "index.html").write_text(render_html(document, run_dir, ids), encoding="utf-8")
+    with replacing(run_dir / "junit.xml") as out:
+        ET.ElementTree(render_junit(document, ids)).write(
+            out, encoding="utf-8", xml_declaration=True
+        )
+    write_atomic(run_dir / "summary.md", render_summary(document, ids))
+    write_atomic(run_dir / "index.html", render_html(document, run_dir, ids))
 
 
 def regenerate(run_dir: Path) -> dict[str, Any]:

@@ -143,7 +143,7 @@ class Fleet:
         except Exception as exc:
             error: HookErrorData = {
                 "hook": "task_done",
-                "error": _short(f"{type(exc).__name__}: {exc}"),
+                "error": _short(f"{type(exc).__name__}: {_short(exc)}"),
             }
             self.recorder.record("hook_error", agent, task, None, None, None, error)
 
@@ -205,7 +205,7 @@ class Fleet:
                 outcome = await self._invoke(spec, meta, args, ctx)
             extra = outcome[1]
             decided: DecisionData = {
-                "decision": outcome[0].decision,
+                "decision": _clean(outcome[0].decision),
                 "ok": outcome[0].ok,
                 "code": extra.get("code"),
                 "field": extra.get("field"),
@@ -221,7 +221,8 @@ class Fleet:
             move = model.react(outcome[0], args, replans=replans, fixes=fixes)
             if not move.again or move.args is None:
                 return False
-            reaction: ModelData = {"action": move.action, "detail": move.detail}
+            # The detail may repeat the decision or the field the controller named.
+            reaction: ModelData = {"action": move.action, "detail": _clean(move.detail)}
             record("model", agent, task, call, op, None, reaction)
             if move.action == "fix":
                 fixes += 1
@@ -282,7 +283,8 @@ class Fleet:
 
 def _raised(exc: Exception) -> tuple[Outcome, dict[str, Any]]:
     """What the model sees when the controller raised ``exc``."""
-    return Outcome(ok=False, decision="raised"), {"error": f"{type(exc).__name__}: {_short(exc)}"}
+    name = _short(type(exc).__name__)
+    return Outcome(ok=False, decision="raised"), {"error": f"{name}: {_short(exc)}"}
 
 
 def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
@@ -292,16 +294,34 @@ def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
     if not outcome.ok and isinstance(result, dict):
         for name in ("code", "field"):
             value = result.get(name)
-            extra[name] = value if isinstance(value, str | int | None) else str(value)
+            extra[name] = value if isinstance(value, int | None) else _short(value)
         extra["error"] = _short(result.get("error"))
     return outcome, extra
 
 
+def _clean(text: str) -> str:
+    """A controller's short word (a decision) as the trace keeps it: redacted, reproducible.
+
+    On the path of every call, so a decision free of canaries and addresses,
+    the usual case, costs three substring tests.
+    """
+    return stable_text(redact(text))
+
+
 def _short(value: Any, limit: int = 200) -> str | None:
-    """A short, redacted, reproducible text for the trace (see :func:`stable_text`)."""
+    """A short, redacted, reproducible text for the trace (see :func:`stable_text`).
+
+    Every text a controller puts into the trace passes through here or
+    :func:`_clean`: exception names and texts, a decision's code, field and
+    error, a hook's error. A ``__str__`` that raises gives a placeholder.
+    """
     if value is None:
         return None
-    text = stable_text(redact(str(value)))
+    try:
+        text = str(value)
+    except Exception as exc:
+        text = f"<str() raised {type(exc).__name__}>"
+    text = stable_text(redact(text))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

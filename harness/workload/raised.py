@@ -17,13 +17,13 @@ from pathlib import Path
 from ..canaries import redact
 from ..world.trace import stable_text
 
-__all__ = ["MAX_FRAMES", "controller_traceback"]
+__all__ = ["MAX_FRAMES", "controller_traceback", "is_machinery"]
 
 MAX_FRAMES = 30
 """Innermost frames kept: a deep recursion must not make a trace megabytes long."""
 
 _PACKAGE = Path(__file__).resolve().parents[1]
-_MACHINERY = tuple(str(_PACKAGE / name) for name in ("workload", "world", "runner.py"))
+_MACHINERY = tuple(str(_PACKAGE / name) for name in ("workload", "world", "runner.py", "escape.py"))
 _STDLIB = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
 # site-packages may sit inside the standard library's folder; what is there is not machinery.
 _INSTALLED = tuple({str(Path(sysconfig.get_paths()[k]).resolve()) for k in ("purelib", "platlib")})
@@ -34,14 +34,15 @@ def controller_traceback(exc: BaseException) -> str:
     summary = traceback.TracebackException.from_exception(exc, limit=-MAX_FRAMES)
     frames = list(summary.stack)
     start = 0
-    while start < len(frames) and _is_machinery(frames[start].filename):
+    while start < len(frames) and is_machinery(frames[start].filename):
         start += 1
     if start < len(frames):
         summary.stack = traceback.StackSummary.from_list(frames[start:])
     return stable_text(redact("".join(summary.format()).rstrip("\n")))
 
 
-def _is_machinery(filename: str) -> bool:
+def is_machinery(filename: str) -> bool:
+    """Whether ``filename`` is the harness's own machinery or the standard library."""
     try:
         resolved = str(Path(filename).resolve())
     except (OSError, ValueError):

@@ -127,12 +127,20 @@ def test_a_sync_controller_that_raised_leaves_its_traceback_in_the_trace(project
     page = (project / "out" / "index.html").read_text()
     assert "<summary>The controller raised: where</summary>" in page
     assert raised in html.unescape(page)
-    trace = project / "out" / "traces" / "user_controllers_sync_raises__burst-503-clears__1.jsonl"
+    trace = (
+        project
+        / "out"
+        / "traces"
+        / "user_controllers_sync_raises__burst-503-clears__1-5fcb845d499f.jsonl"
+    )
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     carrying = [e for e in events if "traceback" in e["data"]]
     assert [(e["kind"], e["data"]["traceback"]) for e in carrying] == [("decision", raised)]
     trace = (
-        project / "out" / "traces" / "user_controllers_factory_raises__burst-503-clears__1.jsonl"
+        project
+        / "out"
+        / "traces"
+        / "user_controllers_factory_raises__burst-503-clears__1-e84ec58c7ebc.jsonl"
     )
     end = json.loads(trace.read_text().splitlines()[-1])
     assert end["data"] == {

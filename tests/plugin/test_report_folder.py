@@ -99,12 +99,12 @@ def test_the_report_folder_holds_every_scenario_test_that_ran(mixed):
             "retry-after-seconds",
             1,
             False,
-            "traces/mycontroller_careful__retry-after-seconds__1.jsonl",
+            "traces/mycontroller_careful__retry-after-seconds__1-dcd2b2f6a282.jsonl",
             replay.format("retry-after-seconds", source, "retry-after-seconds"),
         ),
     ]
     assert [p.name for p in (folder / "traces").iterdir()] == [
-        "mycontroller_careful__retry-after-seconds__1.jsonl"
+        "mycontroller_careful__retry-after-seconds__1-dcd2b2f6a282.jsonl"
     ]
     suites = ET.parse(folder / "junit.xml").getroot()  # noqa: S314 - written by the run above
     failing = [

@@ -1,0 +1,165 @@
+"""Running the cases of ``retrychaos run`` and saving what they give, whatever happens.
+
+``results.json`` is rewritten as cases finish, so Ctrl-C leaves the cases
+that finished, marked ``"complete": false`` (exit 130); a report that cannot
+be written (disk full, the folder gone) is a message and exit 3.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+from typing import TYPE_CHECKING
+
+import typer
+
+from ..report.results import ResultsStream
+from ..suite import Case, execute
+from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, tell
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+    from pathlib import Path
+
+    from ..runner import CaseResult
+    from ..world.spec import Scenario
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "run_and_report"]
+
+EXIT_INTERRUPTED = 130
+"""What a shell reports for a command ended by Ctrl-C (128 + SIGINT)."""
+EXIT_TERMINATED = 143
+"""What a shell reports for a command ended by SIGTERM (128 + SIGTERM)."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[list[bool]]:
+    """Let SIGTERM stop the run as Ctrl-C does (workers killed, results kept); say if it came.
+
+    The default action would end this process at once and leave its workers
+    running, orphaned.
+    """
+    seen: list[bool] = []
+
+    def stop(_signum: int, _frame: object) -> None:
+        if seen:
+            return  # already stopping: a second signal must not cut the clean-up short
+        seen.append(True)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: signals are not ours to handle
+        yield seen
+        return
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_and_report(
+    cases: list[Case],
+    run_dir: Path,
+    scenarios: Sequence[Scenario],
+    *,
+    jobs: int,
+    keep: bool,
+    watchdog_s: float,
+) -> tuple[list[CaseResult], int]:
+    """Run the cases, streaming results.json; write every report; return the results and exit code.
+
+    Ctrl-C leaves results.json with the cases that finished, marked
+    ``"complete": false``, and exits 130 (SIGTERM: the same, exit 143); a
+    report that cannot be written (disk full, folder gone) is a message and
+    exit 3, not a traceback.
+    """
+    from ..report.results import report_meta  # noqa: PLC0415 (only `run` needs it)
+
+    stream: ResultsStream | None = None
+    with _sigterm_as_interrupt() as terminated:
+        try:
+            stream = ResultsStream(run_dir, report_meta(scenarios))
+            stream.flush()
+            results = _execute(
+                cases, jobs=jobs, keep=keep, watchdog_s=watchdog_s, on_done=stream.add
+            )
+            code = _write_reports(run_dir, stream, results)
+        except KeyboardInterrupt:
+            done = 0 if stream is None else stream.done
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.flush()
+            tell(
+                f"{'terminated' if terminated else 'interrupted'}: {done} of {len(cases)} "
+                f'case(s) finished; {run_dir}/results.json holds them, marked "complete": false'
+            )
+            raise typer.Exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED) from None
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            tell(
+                f"error: could not write the report into {run_dir}: {exc.strerror or exc}{where}; "
+                "expected a folder with room to write (the run's results could not be saved)"
+            )
+            raise typer.Exit(EXIT_INTERNAL) from None
+    return results, code
+
+
+def _execute(
+    cases: list[Case],
+    *,
+    jobs: int,
+    keep: bool,
+    watchdog_s: float,
+    on_done: Callable[[CaseResult], None],
+) -> list[CaseResult]:
+    """Run the cases; draw a progress bar only on a terminal (a CI log gets none)."""
+    if not sys.stderr.isatty():
+        return execute(
+            cases,
+            jobs=jobs,
+            keep_events=lambda _case: keep,
+            watchdog_s=watchdog_s,
+            on_done=on_done,
+        )
+    from rich.console import Console  # noqa: PLC0415 (only a terminal needs it)
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=Console(stderr=True)) as progress:
+        task = progress.add_task("running cases", total=len(cases))
+
+        def finished(result: CaseResult) -> None:
+            on_done(result)
+            progress.advance(task)
+
+        def phase(case: Case, what: str) -> None:
+            name = f"{case.scenario.name} seed {case.seed}"
+            progress.update(task, description=f"running cases: {name}, {what}")
+
+        results = execute(
+            cases,
+            jobs=jobs,
+            keep_events=lambda _case: keep,
+            on_done=finished,
+            watchdog_s=watchdog_s,
+            on_phase=phase,
+        )
+        progress.update(task, description="running cases")
+        return results
+
+
+def _write_reports(run_dir: Path, stream: ResultsStream, results: list[CaseResult]) -> int:
+    from ..report.write import render_reports  # noqa: PLC0415 (only `run` needs it)
+
+    render_reports(run_dir, stream.finish(results))
+    if any(r.error_kind == "internal" for r in results):
+        return EXIT_INTERNAL
+    return EXIT_OK if all(r.passed for r in results) else EXIT_VIOLATION

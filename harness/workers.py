@@ -1,0 +1,196 @@
+"""Worker processes that outlive the controllers they run.
+
+A controller under test may end the process it runs in (``os._exit``, a
+signal, a crash in a C extension). No exception handler survives that, so
+every case runs in a worker process, with ``--jobs 1`` too: the parent only
+hands out cases and collects results. When a worker dies, the parent knows
+which case it was running, fails that case with :func:`death_message`,
+starts a new worker and goes on; no finished result is lost (a process pool
+would break and drop every pending result instead).
+
+A worker is started once and runs case after case, so the normal path pays
+one process start per run, not one per case. A worker that reports a
+controller escape (``sys.exit``, ``KeyboardInterrupt`` and other
+``BaseException``) retires after sending its result, so no state that the
+escape may have left half restored reaches the next case.
+
+Ctrl-C belongs to the parent: workers ignore SIGINT, so a
+``KeyboardInterrupt`` inside a worker can only come from the controller, and
+the parent, on any exit, kills the workers it started (none is left behind).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import threading
+from multiprocessing.connection import wait
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+__all__ = ["Retire", "death_message", "run_in_workers"]
+
+_STOP_S = 2.0
+"""Real seconds a worker asked to stop may take before it is killed."""
+
+
+class Retire:
+    """A worker's result wrapped in this is sent, then the worker exits."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: Any) -> None:
+        """Wrap ``result``."""
+        self.result = result
+
+
+def death_message(exitcode: int | None) -> str:
+    """Say how a worker ended while it ran a case (``exitcode`` as multiprocessing gives it)."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            how = f"killed by signal {signal.Signals(-exitcode).name}"
+        except ValueError:
+            how = f"killed by signal {-exitcode}"
+    elif exitcode is None:
+        how = "closed its connection to the harness"
+    else:
+        how = f"exit code {exitcode}, as os._exit({exitcode}) gives"
+    return (
+        f"the controller ended the process running this case ({how}); a controller "
+        "must return a result or a decision, or raise an Exception, never end its process"
+    )
+
+
+def _serve(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
+    """A worker's process: serve jobs, then end.
+
+    When threads are left, at once: a normal exit would wait for each, and
+    a controller's thread (one blocked for real, a timer it started) would
+    keep the worker alive until the parent killed it. Otherwise normally,
+    so that exit hooks (coverage measurement among them) run.
+    """
+    try:
+        _loop(conn, work)
+    finally:
+        if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+
+
+def _loop(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
+    """Receive ``(index, job)``, send phases and the result, until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        if message is None:
+            return
+        index, job = message
+
+        def phase(what: str, index: int = index) -> None:
+            conn.send(("phase", index, what, False))
+
+        result = work(job, phase)
+        retire = isinstance(result, Retire)
+        conn.send(("done", index, result.result if retire else result, retire))
+        if retire:
+            return
+
+
+class _Worker:
+    """One worker process and the end of its pipe."""
+
+    def __init__(self, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
+        ours, theirs = multiprocessing.Pipe()
+        self.process: BaseProcess = multiprocessing.Process(
+            target=_serve, args=(theirs, work), daemon=True
+        )
+        self.process.start()
+        # Closed here so that a worker started later does not inherit it:
+        # then this worker's death is seen as end-of-file on ``conn``.
+        theirs.close()
+        self.conn = ours
+        self.index: int | None = None
+
+    def give(self, index: int, job: Any) -> None:
+        self.index = index
+        self.conn.send((index, job))
+
+    def stop(self) -> None:
+        """Ask the worker to end; kill it if it does not."""
+        with contextlib.suppress(OSError):
+            self.conn.send(None)
+        self.process.join(_STOP_S)
+        self.kill()
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+def run_in_workers(
+    jobs: Sequence[Any],
+    work: Callable[[Any, Callable[[str], None]], Any],
+    *,
+    processes: int,
+    on_phase: Callable[[int, str], None] | None = None,
+    on_death: Callable[[int, str], Any],
+) -> Iterator[tuple[int, Any]]:
+    """Run ``work(job, phase)`` for every job in up to ``processes`` workers.
+
+    Yields ``(index, result)`` as jobs finish. A job whose worker died yields
+    ``on_death(index, message)`` instead. ``on_phase(index, text)`` hears what
+    ``work`` reports through ``phase``.
+    """
+    queue = list(enumerate(jobs))
+    queue.reverse()
+    idle: list[_Worker] = []
+    busy: dict[Connection, _Worker] = {}
+    try:
+        while queue or busy:
+            while queue and len(busy) < processes:
+                worker = idle.pop() if idle else _Worker(work)
+                worker.give(*queue.pop())
+                busy[worker.conn] = worker
+            for conn in cast("list[Connection]", wait(list(busy))):
+                worker = busy[conn]
+                index = worker.index
+                assert index is not None  # noqa: S101 (busy workers hold a job)
+                try:
+                    kind, at, payload, retired = conn.recv()
+                except (EOFError, OSError, pickle.UnpicklingError):
+                    del busy[conn]
+                    worker.kill()
+                    yield index, on_death(index, death_message(worker.process.exitcode))
+                    continue
+                if kind == "phase":
+                    if on_phase is not None:
+                        on_phase(at, payload)
+                    continue
+                del busy[conn]
+                worker.index = None
+                if retired:
+                    worker.stop()
+                else:
+                    idle.append(worker)
+                yield at, payload
+    finally:
+        # A busy worker is killed (an interrupt, or the caller stopped
+        # listening); an idle one is asked to end.
+        for worker in busy.values():
+            worker.kill()
+        for worker in idle:
+            worker.stop()

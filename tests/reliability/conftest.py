@@ -1,0 +1,217 @@
+"""What the reliability tests share: the real command, and controllers that misbehave."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "scenarios" / "transient" / "burst-503-clears.yaml"
+SCRIPT = Path(sys.executable).with_name("retrychaos")
+
+HOSTILE = """
+import os
+import shutil
+import signal
+import sys
+import threading
+from pathlib import Path
+
+
+class Good:
+    async def call(self, tool, args, ctx):
+        return await tool(args, idempotency_key=ctx.idempotency_key)
+
+
+class Exits:
+    async def call(self, tool, args, ctx):
+        sys.exit(3)
+
+
+class SyncExits:
+    def call(self, tool, args, ctx):
+        sys.exit(4)
+
+
+class Interrupts:
+    async def call(self, tool, args, ctx):
+        raise KeyboardInterrupt
+
+
+class Custom(BaseException):
+    pass
+
+
+class RaisesBase:
+    async def call(self, tool, args, ctx):
+        raise Custom("custom base")
+
+
+class HardExit:
+    async def call(self, tool, args, ctx):
+        os._exit(7)
+
+
+class Prop:
+    @property
+    def call(self):
+        raise RuntimeError("no call here")
+
+
+class DoneExits(Good):
+    def task_done(self, task):
+        sys.exit(5)
+
+
+class DoneRaisesBase(Good):
+    async def task_done(self, task):
+        raise Custom("custom in task_done")
+
+
+class Greedy:
+    async def call(self, tool, args, ctx):
+        for _ in range(10):
+            try:
+                return await tool(args, idempotency_key=ctx.idempotency_key)
+            except Exception:
+                pass
+        return {"ok": False, "decision": "budget_exhausted", "error": "gave up"}
+
+
+def greedy(env):
+    return Greedy()
+
+
+def greedy_edits(env):
+    seen = (env.contract.max_attempts_per_task, env.contract.max_attempts_per_call)
+    if seen != (5, 3):
+        raise ValueError(f"env.contract is not the scenario's: {seen}")
+    for name in ("max_attempts_per_task", "max_attempts_per_call"):
+        object.__setattr__(env.contract, name, 10**6)
+    return Greedy()
+
+
+class InterruptsTheRun:
+    async def call(self, tool, args, ctx):
+        Path("worker.pid").write_text(str(os.getpid()))
+        os.kill(os.getppid(), signal.SIGINT)
+        threading.Event().wait(60)  # the harness ends this process first
+
+
+def interrupts_the_run(env):
+    return InterruptsTheRun()
+
+
+class TerminatesTheRun:
+    async def call(self, tool, args, ctx):
+        Path(f"worker-{os.getpid()}.pid").write_text(str(os.getpid()))
+        os.kill(os.getppid(), signal.SIGTERM)
+        threading.Event().wait(60)  # the harness ends this process first
+
+
+def terminates_the_run(env):
+    return TerminatesTheRun()
+
+
+def replaces_the_report(env):
+    shutil.rmtree("out")
+    Path("out").write_text("not a folder any more")
+    return Good()
+
+
+def good(env):
+    return Good()
+
+
+def exits(env):
+    return Exits()
+
+
+def sync_exits(env):
+    return SyncExits()
+
+
+def interrupts(env):
+    return Interrupts()
+
+
+def raises_base(env):
+    return RaisesBase()
+
+
+def hard_exit(env):
+    return HardExit()
+
+
+def prop(env):
+    return Prop()
+
+
+def done_exits(env):
+    return DoneExits()
+
+
+def done_raises_base(env):
+    return DoneRaisesBase()
+
+
+def factory_exits(env):
+    sys.exit(6)
+
+
+def factory_interrupts(env):
+    raise KeyboardInterrupt
+
+
+def factory_raises_base(env):
+    raise Custom("custom in factory")
+"""
+
+
+def run_retrychaos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the real command as a CI job would: no TTY, no PYTHONPATH, no COLUMNS."""
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "COLUMNS"}}
+    env["NO_COLOR"] = "1"
+    return subprocess.run(
+        [str(SCRIPT), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def read_runs(folder: Path) -> dict[str, dict[str, Any]]:
+    """The runs of ``folder/results.json``, by controller."""
+    document = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    return {r["controller"]: r for r in document["runs"]}
+
+
+@pytest.fixture
+def runs():
+    """``runs(folder)``: the runs of a report folder's results.json, by controller."""
+    return read_runs
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A user's project: the hostile controllers and one scenario file."""
+    (tmp_path / "hostile.py").write_text(textwrap.dedent(HOSTILE))
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "burst.yaml").write_text(SCENARIO.read_text())
+    return tmp_path
+
+
+@pytest.fixture
+def retrychaos():
+    """The real command: ``retrychaos(*args, cwd=folder)``."""
+    return run_retrychaos

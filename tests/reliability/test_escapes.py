@@ -1,0 +1,77 @@
+"""A controller cannot take the suite down: each escape ends as its own case's failure."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+FIX = "a controller must return a result or a decision, or raise an Exception, never end the run"
+ESCAPES = {
+    "exits": f"the controller's call called sys.exit(3); {FIX}",
+    "sync_exits": f"the controller's call called sys.exit(4); {FIX}",
+    "interrupts": f"the controller's call raised KeyboardInterrupt; {FIX}",
+    "raises_base": f"the controller's call raised Custom (a BaseException, not an Exception): custom base; {FIX}",
+    "done_exits": f"the controller's task_done called sys.exit(5); {FIX}",
+    "done_raises_base": f"the controller's task_done raised Custom (a BaseException, not an Exception): custom in task_done; {FIX}",
+    "factory_exits": f"the controller's factory called sys.exit(6); {FIX}",
+    "factory_interrupts": f"the controller's factory raised KeyboardInterrupt; {FIX}",
+    "factory_raises_base": f"the controller's factory raised Custom (a BaseException, not an Exception): custom in factory; {FIX}",
+    "hard_exit": (
+        "the controller ended the process running this case (exit code 7, as os._exit(7) "
+        "gives); a controller must return a result or a decision, or raise an Exception, "
+        "never end its process"
+    ),
+    "prop": (
+        "reading the controller's call raised RuntimeError: no call here; "
+        "call must be a method, readable without raising"
+    ),
+}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_every_escape_fails_only_its_own_case(project: Path, retrychaos, runs, jobs: str) -> None:
+    """sys.exit, KeyboardInterrupt, BaseException, os._exit and a raising call property each fail one case."""
+    words = [w for name in ESCAPES for w in ("-c", f"hostile:{name}")]
+    words += ["-c", "reference"]  # after every escape: the suite went on
+    result = retrychaos(
+        "run", "scenarios", *words, "--seed", "1", "--jobs", jobs, "--report", "out", cwd=project
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == ""
+    assert "Traceback" not in result.stdout.replace("traceback:\n    Traceback", "")
+    found = runs(project / "out")
+    assert found["reference"]["passed"] is True
+    for name, message in ESCAPES.items():
+        run = found[f"hostile:{name}"]
+        assert (run["passed"], run["error_kind"]) == (False, "controller"), name
+        assert run["error"].split("\n")[0] == message, name
+    for report in ("results.json", "junit.xml", "summary.md", "index.html"):
+        assert (project / "out" / report).is_file()
+
+
+def test_an_escape_shows_the_controllers_own_frame(project: Path, retrychaos, runs) -> None:
+    """The traceback of an escape starts at the controller's line, not in the harness."""
+    result = retrychaos(
+        "run",
+        "scenarios",
+        "-c",
+        "hostile:sync_exits",
+        "--seed",
+        "1",
+        "--report",
+        "out",
+        cwd=project,
+    )
+    assert result.returncode == 1, result.stderr
+    run = runs(project / "out")["hostile:sync_exits"]
+    assert run["traceback"] == (
+        "Traceback (most recent call last):\n"
+        f'  File "{project / "hostile.py"}", line 22, in call\n'
+        "    sys.exit(4)\n"
+        "SystemExit: 4"
+    )
+    assert run["error"] == ESCAPES["sync_exits"] + "\n" + run["traceback"]
