@@ -288,14 +288,26 @@ def _raised(exc: Exception) -> tuple[Outcome, dict[str, Any]]:
 
 
 def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
-    """What the model sees of the controller's return value, and what the trace keeps of it."""
-    outcome = read_result(result)
-    extra: dict[str, Any] = {}
-    if not outcome.ok and isinstance(result, dict):
-        for name in ("code", "field"):
-            value = result.get(name)
-            extra[name] = value if isinstance(value, int | None) else _short(value)
-        extra["error"] = _short(result.get("error"))
+    """What the model sees of the controller's return value, and what the trace keeps of it.
+
+    A value that cannot be read (a dict whose ``get``, ``__contains__`` or
+    items raise) is the controller's fault, not the harness's: the call gave
+    up, and the trace says why.
+    """
+    try:
+        outcome = read_result(result)
+        extra: dict[str, Any] = {}
+        if not outcome.ok and isinstance(result, dict):
+            for name in ("code", "field"):
+                value = result.get(name)
+                extra[name] = value if isinstance(value, int | None) else _short(value)
+            extra["error"] = _short(result.get("error"))
+    except Exception as exc:
+        kind = _short(type(result).__name__)
+        return Outcome(ok=False, decision="raised"), {
+            "error": f"the controller returned a {kind} that cannot be read: "
+            f"{_short(type(exc).__name__)}: {_short(exc)}"
+        }
     return outcome, extra
 
 
