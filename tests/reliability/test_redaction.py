@@ -111,7 +111,7 @@ def test_planted_secrets_reach_no_output(project: Path, retrychaos) -> None:
     result = retrychaos(
         "run", "scenarios", *words, "--seed", "1", "--keep-traces", "--report", "out", cwd=project
     )
-    assert result.returncode == 3, result.stderr  # the raising .get is still the harness's error
+    assert result.returncode == 1, result.stderr  # the raising .get is the controller's failure
     outputs = {"stdout": result.stdout, "stderr": result.stderr}
     files = sorted(p for p in (project / "out").rglob("*") if p.is_file())
     assert len(files) == 4 + len(names) - 1  # the escape ends its run before a trace is kept
