@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -12,8 +9,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "transient" / "burst-503-clears.yaml"
-SCRIPT = Path(sys.executable).with_name("retrychaos")
-"""The console script itself: unlike ``python -m``, it does not put the cwd on sys.path."""
 
 CONTROLLERS = """
 import asyncio
@@ -86,21 +81,6 @@ def sync_raises(env):
 """
 
 
-def run_retrychaos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run the real command as a CI job would: no TTY, no PYTHONPATH, no COLUMNS."""
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "COLUMNS"}}
-    env["NO_COLOR"] = "1"
-    return subprocess.run(
-        [str(SCRIPT), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A user's project: a controller module and one scenario file."""
@@ -108,9 +88,3 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "scenarios").mkdir()
     (tmp_path / "scenarios" / "burst.yaml").write_text(SCENARIO.read_text())
     return tmp_path
-
-
-@pytest.fixture
-def retrychaos():
-    """The real command: ``retrychaos(*args, cwd=folder)``."""
-    return run_retrychaos

@@ -1,11 +1,8 @@
-"""What the reliability tests share: the real command, and controllers that misbehave."""
+"""What the reliability tests share: controllers that misbehave (the command: tests/conftest.py)."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -14,7 +11,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "transient" / "burst-503-clears.yaml"
-SCRIPT = Path(sys.executable).with_name("retrychaos")
 
 HOSTILE = """
 import os
@@ -175,21 +171,6 @@ def factory_raises_base(env):
 """
 
 
-def run_retrychaos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run the real command as a CI job would: no TTY, no PYTHONPATH, no COLUMNS."""
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "COLUMNS"}}
-    env["NO_COLOR"] = "1"
-    return subprocess.run(
-        [str(SCRIPT), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def read_runs(folder: Path) -> dict[str, dict[str, Any]]:
     """The runs of ``folder/results.json``, by controller."""
     document = json.loads((folder / "results.json").read_text(encoding="utf-8"))
@@ -209,9 +190,3 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "scenarios").mkdir()
     (tmp_path / "scenarios" / "burst.yaml").write_text(SCENARIO.read_text())
     return tmp_path
-
-
-@pytest.fixture
-def retrychaos():
-    """The real command: ``retrychaos(*args, cwd=folder)``."""
-    return run_retrychaos
