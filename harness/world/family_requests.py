@@ -44,6 +44,8 @@ from .families import block_on, json_args
 from .service import IDEMPOTENCY_HEADER
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from urllib3.util.retry import Retry
 
     from .answer import Answer
@@ -124,9 +126,7 @@ class _SimulatedPool:
     loop: Any
     host: str
     num_requests: int
-
-    def _get_timeout(self, timeout: Any) -> Any:  # pragma: no cover (urllib3's own)
-        raise NotImplementedError
+    _get_timeout: Callable[[Any], Any]  # urllib3's own, from the pool class this is mixed into
 
     def _make_request(  # noqa: PLR0917 (urllib3's own signature)
         self,
