@@ -12,7 +12,7 @@ import requests
 from urllib3.util.retry import Retry
 
 from retrychaos.testing import VirtualWorld
-from retrychaos.world.families import HTTPX, HTTPX2, declared_family, family
+from retrychaos.world.families import HTTPX, HTTPX2, NotServed, declared_family, family
 from retrychaos.world.sdk import SdkLayer
 from retrychaos.world.tool import Tool
 
@@ -359,3 +359,45 @@ def test_a_raising_client_family_attribute_is_reported() -> None:
     with pytest.raises(ValueError, match="client_family") as caught:
         declared_family(Odd())
     assert str(caught.value) == "reading client_family raised KeyError"
+
+
+NOT_SERVED = (
+    "no simulated tool serves POST http://weather.tools.test/v2/other; "
+    "expected GET http://weather.tools.test/v1/weather (tool 'weather')"
+)
+
+
+def test_httpx2s_transport_refuses_what_no_tool_serves() -> None:
+    """A wrong path at a tool's host is not silently answered (as respx refuses it for httpx)."""
+
+    async def main(session: Any) -> Any:
+        session.env._adopt_family(HTTPX2)
+        with pytest.raises(NotServed) as caught:
+            await session.env.http.post("http://weather.tools.test/v2/other")
+        return str(caught.value)
+
+    world = world_with()
+    assert world.run(main) == NOT_SERVED
+    assert world.requests() == []
+
+
+def test_a_session_refuses_what_no_tool_serves() -> None:
+    """The same refusal from a requests session; nothing reaches the service."""
+
+    class WrongPath:
+        def __init__(self, env: Any) -> None:
+            self.session = env.requests_session(retries=RETRY)
+
+        def call(self, tool: Any, args: Any, ctx: Any) -> Any:
+            try:
+                self.session.post("http://weather.tools.test/v2/other")
+            except NotServed as exc:
+                return str(exc)
+            return None
+
+    async def main(session: Any) -> Any:
+        return await session.call(WrongPath(session.env), "weather", {})
+
+    world = world_with()
+    assert world.run(main) == NOT_SERVED
+    assert world.requests() == []
