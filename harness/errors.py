@@ -12,7 +12,7 @@
     │   └── RealTimeBlockError     the controller blocked the loop in real time
     └── InternalError              the harness itself failed: exit code 3
 
-Five exceptions stand outside the root on purpose; none reaches a user as
+Six exceptions stand outside the root on purpose; none reaches a user as
 an error of the harness::
 
     BaseException
@@ -23,8 +23,11 @@ an error of the harness::
                                    ``call`` raises when read); a BaseException, so the
                                    case ends at once (retrychaos.escape)
     AssertionError
-    └── CaseFailed                 a property-based case failed: test runners show a
-                                   test failure (retrychaos.testing.checks)
+    ├── CaseFailed                 a property-based case failed: test runners show a
+    │                              test failure (retrychaos.testing.checks)
+    └── NotServed                  a request to a tool's host that no endpoint of it
+                                   serves, refused as respx refuses one for httpx
+                                   (retrychaos.world.families)
     Exception
     └── _CaseFailed                the fuzzer's private signal that makes Hypothesis
                                    shrink a failing scenario (retrychaos.fuzz)

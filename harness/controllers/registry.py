@@ -7,9 +7,13 @@ import inspect
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ControllerLoadError
+from ..world.families import HTTPX, Family, declared_family
+
+if TYPE_CHECKING:
+    from ..contract import Env
 
 BUILTINS: dict[str, tuple[str, str]] = {
     "naive": (
@@ -59,6 +63,10 @@ BUILTINS: dict[str, tuple[str, str]] = {
     "pybreaker-tenacity": (
         "retrychaos.controllers.adapters.pybreaker_tenacity:factory",
         "a pybreaker circuit breaker per tool inside tenacity-good's retries",
+    ),
+    "urllib3-retry": (
+        "retrychaos.controllers.adapters.urllib3_retry:factory",
+        "requests with urllib3's documented Retry(total=3, backoff 0.5, Retry-After uncapped)",
     ),
 }
 
@@ -150,7 +158,31 @@ def check_factory(name: str, factory: Any) -> None:
             "expected 'def factory(env) -> controller'"
         ) from exc
     except ValueError:  # builtins without a signature: let the call decide
-        return
+        pass
+    controller_family(name, factory)
+
+
+def controller_family(name: str, *declarers: Any) -> Family:
+    """The client family the first declarer declares (``client_family``); httpx if none does.
+
+    Raises:
+        ControllerLoadError: the declared name is no family (the message names them).
+    """
+    try:
+        return declared_family(*declarers) or HTTPX
+    except ValueError as exc:
+        raise ControllerLoadError(f"controller {name!r}: {exc}") from None
+
+
+def settle_family(controller: ControllerRef, instance: Any, env: Env) -> Family:
+    """Check what the factory returned; the client family it speaks, which ``env`` adopts.
+
+    The factory's declaration wins; the object's counts when the factory makes none.
+    """
+    check_controller(controller.name, instance)
+    family = controller_family(controller.name, controller.factory, instance)
+    env._adopt_family(family)  # noqa: SLF001 (the harness's own hook)
+    return family
 
 
 def check_controller(name: str, controller: Any) -> None:
