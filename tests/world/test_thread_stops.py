@@ -245,3 +245,21 @@ def test_thread_waits_follow_virtual_time() -> None:
         ("join", 13.5),
         ("timer", 15.5),
     ]
+
+
+def test_waiting_on_several_pool_futures_follows_virtual_time() -> None:
+    """concurrent.futures.wait and as_completed return in virtual time, in completion order."""
+    seen: list[tuple[str, float]] = []
+
+    def body() -> None:
+        with cf.ThreadPoolExecutor() as pool:
+            futures = [pool.submit(lambda s=s: (time.sleep(s), s)[1]) for s in (3, 1, 2)]
+            done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+            seen.append((f"first {[f.result() for f in done]}", time.monotonic()))
+            seen.extend((f"then {f.result()}", time.monotonic()) for f in cf.as_completed(futures))
+
+    async def main(clock: VirtualClock) -> None:
+        await asyncio.to_thread(body)
+
+    run_virtual(main)
+    assert seen == [("first [1]", 1.0), ("then 1", 1.0), ("then 2", 2.0), ("then 3", 3.0)]
