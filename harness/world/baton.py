@@ -117,6 +117,9 @@ class Baton:
         """Run ``fn`` on a new thread from the loop's next turn on; the future gets its result."""
         job = _Job(fn, self.loop.create_future(), name)
         self._jobs[job] = None
+        # Started now, so that its start-up overlaps the loop's work until its turn.
+        job.thread = BatonThread(self, job)
+        job.thread.start()
         self.loop.call_soon(self._wake, job, 0, None)
         return job.future
 
@@ -170,7 +173,7 @@ class Baton:
         if job is None:
             msg = "wait_from_thread() called outside a baton thread"
             raise RuntimeError(msg)
-        if self.closing:
+        if self.closing or self._lost:  # the run is over (or ending: a thread blocked)
             raise ThreadStopped
         return job
 
@@ -244,12 +247,6 @@ class Baton:
         loop = self.loop
         if self.closing:
             reply = _STOP
-        if job.thread is None:
-            if reply is _STOP:
-                self._finish(job)
-                return
-            job.thread = BatonThread(self, job)
-            job.thread.start()
         job.reply = reply
         job.parked.clear()
         _set(job.go)
@@ -273,7 +270,7 @@ class Baton:
         error = job.error
         if job.adopted:
             future.set_result(None)  # only joiners wait on it; the thread reports its own error
-        elif job.thread is None or isinstance(error, ThreadStopped):
+        elif isinstance(error, ThreadStopped):
             future.cancel()
         elif error is not None:
             future.set_exception(error)
@@ -309,7 +306,7 @@ class Baton:
         self.closing = True
         stuck = bool(self._lost)
         for job in list(self._jobs):
-            if stuck and job.thread is not None:
+            if stuck:
                 job.reply = _STOP
                 _set(job.go)
                 continue
