@@ -150,6 +150,19 @@ class SyncAnyioFromThread:
         return await anyio.to_thread.run_sync(work)
 
 
+class RunCoroutineThreadsafe:
+    """A thread that runs the async tool through ``asyncio.run_coroutine_threadsafe``."""
+
+    async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+        loop = asyncio.get_running_loop()
+
+        class Bridge:
+            def __call__(self, a: dict[str, Any]) -> Any:
+                return asyncio.run_coroutine_threadsafe(tool(a), loop).result()
+
+        return await asyncio.to_thread(attempts, Bridge(), args)
+
+
 POOLS = [
     RunInExecutor,
     RunInOwnExecutor,
@@ -160,6 +173,7 @@ POOLS = [
     SyncMap,
     SyncThreadJoin,
     SyncAnyioFromThread,
+    RunCoroutineThreadsafe,
 ]
 
 
