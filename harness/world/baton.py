@@ -167,7 +167,7 @@ class Baton:
             raise ThreadStopped
         return job.reply
 
-    def _own(self) -> _Job:
+    def own(self) -> _Job:
         """The calling thread's job; a thread of a run that is over is stopped."""
         job = self.current()
         if job is None:
@@ -196,7 +196,7 @@ class Baton:
         """Sleep in virtual time. False if not called on a baton thread."""
         if self.current() is None:
             return False
-        job = self._own()
+        job = self.own()
         self.loop.call_at(self.loop.time() + max(0.0, seconds), self._wake, job, job.seq, None)
         self._park(job)
         return True
@@ -204,7 +204,7 @@ class Baton:
     def wait_coroutine(self, coro: Any) -> Any:
         """Run ``coro`` on the loop and return its result (or raise its error)."""
         try:
-            job = self._own()
+            job = self.own()
         except BaseException:
             coro.close()
             raise
@@ -264,6 +264,8 @@ class Baton:
         """The job is over: settle its future (a stopped one is cancelled)."""
         job.done = True
         self._jobs.pop(job, None)
+        if job.adopted:
+            self._adopted.pop(job.thread, None)  # type: ignore[arg-type]
         future = job.future
         if future.done():
             return
@@ -318,8 +320,9 @@ class Baton:
         self._jobs.clear()
         lost = {job.thread for job in self._lost}
         for thread in threading.enumerate():
-            ours = thread in self._adopted or (
-                isinstance(thread, BatonThread) and thread.baton is self
+            run = thread.__dict__.get("run")
+            ours = (isinstance(thread, BatonThread) and thread.baton is self) or (
+                isinstance(run, functools.partial) and run.func == self._body
             )
             if ours and thread not in lost and thread is not threading.current_thread():
                 thread.join(self.loop.real_wait_s)

@@ -219,9 +219,7 @@ def _wait_under_baton(self: threading.Event, timeout: float | None = None) -> bo
     baton = _baton_thread()
     if baton is None or self.is_set():
         return _wait(self, timeout)
-    job = baton.current()
-    if job is None or baton.closing:
-        raise ThreadStopped
+    job = baton.own()
     waiters = _waiters.setdefault(self, [])
     waiters[:] = [wake for wake in waiters if not stale(wake)]
     waiters.append(baton.wake_later(job))
