@@ -263,3 +263,29 @@ def test_waiting_on_several_pool_futures_follows_virtual_time() -> None:
 
     run_virtual(main)
     assert seen == [("first [1]", 1.0), ("then 1", 1.0), ("then 2", 2.0), ("then 3", 3.0)]
+
+
+def test_threads_and_pools_are_real_again_after_a_run() -> None:
+    """Leaving a run restores Thread, Event, Future, ThreadPoolExecutor and anyio's worker."""
+    import anyio._backends._asyncio as backend  # noqa: PLC0415
+
+    names = [
+        (threading.Thread, "start"),
+        (threading.Thread, "join"),
+        (threading.Event, "wait"),
+        (threading.Event, "set"),
+        (cf.Future, "result"),
+        (cf.Future, "exception"),
+        (cf.ThreadPoolExecutor, "submit"),
+        (cf.ThreadPoolExecutor, "shutdown"),
+        (backend.AsyncIOBackend, "run_sync_in_worker_thread"),
+    ]
+    before = [cls.__dict__[name] for cls, name in names]
+    during: list[list[Any]] = []
+
+    async def main(clock: VirtualClock) -> None:
+        during.append([cls.__dict__[name] for cls, name in names])
+
+    run_virtual(main)
+    assert [cls.__dict__[name] for cls, name in names] == before
+    assert [a is b for a, b in zip(during[0], before, strict=True)] == [False] * len(names)
