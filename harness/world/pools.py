@@ -18,6 +18,10 @@ deterministic however many threads it uses.
   ``as_completed``) gives the baton back until what it waits for happens, or
   its timeout passes in virtual time.
 
+Waiting for such work on the loop's own thread (``future.result()``,
+``thread.join()`` in a coroutine) could never end: it fails the run at once
+with a message saying what to await instead.
+
 Everything else a baton thread might wait on for real (``queue.Queue.get``,
 ``Condition.wait``, a lock another thread holds) blocks for real and fails
 the run with a message. Calls from threads that are not the run's keep their
@@ -33,6 +37,7 @@ from concurrent.futures import thread as cf_thread
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..errors import RunAborted
 from .anyio_threads import anyio_threads
 from .baton import BatonThread, ThreadStopped, stale
 
@@ -73,6 +78,8 @@ _pending: weakref.WeakKeyDictionary[cf.ThreadPoolExecutor, list[cf.Future[Any]]]
 _waiters: weakref.WeakKeyDictionary[threading.Event, list[functools.partial[None]]] = (
     weakref.WeakKeyDictionary()
 )
+_ours: weakref.WeakSet[cf.Future[Any]] = weakref.WeakSet()
+"""The futures of work submitted during a run (done only when the loop lets the work run)."""
 _raw = threading.local()
 """``_raw.on`` while a thread runs the real Thread.start/join (their own Event waits are real)."""
 
@@ -148,6 +155,7 @@ def _submit_under_baton(
         else:
             future.set_result(result)
 
+    _ours.add(future)
     pending = _pending.setdefault(self, [])
     if len(pending) >= 64:  # noqa: PLR2004 (keep only the unfinished ones)
         pending[:] = [f for f in pending if not f.done()]
@@ -174,20 +182,48 @@ def _shutdown_under_baton(
                 _wait_done(baton, future, None)
 
 
-def _result_under_baton(self: cf.Future[Any], timeout: float | None = None) -> Any:
+def _on_the_loop(timeout: float | None) -> Baton | None:
+    """The run whose loop thread is calling, if the call would wait (``timeout`` not 0)."""
+    if timeout is not None and timeout <= 0:
+        return None
+    ident = threading.get_ident()
+    for baton, loop_thread in _runs:
+        if loop_thread == ident and baton.current() is None:
+            return baton
+    return None
+
+
+def _refuse(baton: Baton, message: str) -> RuntimeError:
+    """A wait on the loop's thread for work only the loop can let run: end the run, say why."""
+    baton.loop._abort(RunAborted(message))  # noqa: SLF001
+    return RuntimeError(message)
+
+
+def _settled_under_baton(future: cf.Future[Any], timeout: float | None) -> float | None:
+    """Wait for ``future`` as the calling thread of the run must; the timeout left for the rest."""
+    if future.done():
+        return timeout
     baton = _baton_thread()
-    if baton is not None and not self.done():
-        _wait_done(baton, self, timeout)
-        timeout = 0
-    return _result(self, timeout)
+    if baton is not None:
+        _wait_done(baton, future, timeout)
+        return 0
+    baton = _on_the_loop(timeout) if future in _ours else None
+    if baton is not None:
+        raise _refuse(
+            baton,
+            "future.result() was called on the event loop's own thread for work that runs "
+            "on a thread of the run, which can never finish while the loop waits: await "
+            "asyncio.wrap_future(future) instead",
+        )
+    return timeout
+
+
+def _result_under_baton(self: cf.Future[Any], timeout: float | None = None) -> Any:
+    return _result(self, _settled_under_baton(self, timeout))
 
 
 def _exception_under_baton(self: cf.Future[Any], timeout: float | None = None) -> Any:
-    baton = _baton_thread()
-    if baton is not None and not self.done():
-        _wait_done(baton, self, timeout)
-        timeout = 0
-    return _exception(self, timeout)
+    return _exception(self, _settled_under_baton(self, timeout))
 
 
 def _start_under_baton(self: threading.Thread) -> None:
@@ -202,6 +238,14 @@ def _start_under_baton(self: threading.Thread) -> None:
 
 
 def _join_under_baton(self: threading.Thread, timeout: float | None = None) -> None:
+    loop_side = _on_the_loop(timeout)
+    if loop_side is not None and loop_side.adopted(self) is not None:
+        msg = (
+            f"Thread.join() was called on the event loop's own thread for thread {self.name!r}, "
+            "which runs only when the loop does, so it can never end while the loop waits: "
+            "await asyncio.to_thread(thread.join) instead"
+        )
+        raise _refuse(loop_side, msg)
     baton = _baton_thread()
     if baton is not None and baton.adopted(self) is not None:
         baton.wait_thread(self, timeout)

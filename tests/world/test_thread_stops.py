@@ -289,3 +289,43 @@ def test_threads_and_pools_are_real_again_after_a_run() -> None:
     run_virtual(main)
     assert [cls.__dict__[name] for cls, name in names] == before
     assert [a is b for a, b in zip(during[0], before, strict=True)] == [False] * len(names)
+
+
+def test_waiting_for_pool_work_on_the_loop_thread_fails_the_run_at_once() -> None:
+    """future.result() in a coroutine, for work of the run, ends the run saying what to await."""
+
+    async def main(clock: VirtualClock) -> None:
+        with cf.ThreadPoolExecutor() as pool:
+            future = pool.submit(time.sleep, 1)
+            try:
+                future.result()
+            except RuntimeError:
+                pass
+            await asyncio.sleep(5)
+
+    with pytest.raises(RunAborted) as raised:
+        run_virtual(main)
+    assert str(raised.value) == (
+        "future.result() was called on the event loop's own thread for work that runs on a "
+        "thread of the run, which can never finish while the loop waits: await "
+        "asyncio.wrap_future(future) instead"
+    )
+
+
+def test_joining_a_run_thread_on_the_loop_thread_fails_the_run_at_once() -> None:
+    """thread.join() in a coroutine, for a thread of the run, ends the run saying what to await."""
+
+    async def main(clock: VirtualClock) -> None:
+        worker = threading.Thread(target=time.sleep, args=(1,), name="worker")
+        worker.start()
+        with pytest.raises(RuntimeError):
+            worker.join()
+        await asyncio.sleep(5)
+
+    with pytest.raises(RunAborted) as raised:
+        run_virtual(main)
+    assert str(raised.value) == (
+        "Thread.join() was called on the event loop's own thread for thread 'worker', which "
+        "runs only when the loop does, so it can never end while the loop waits: await "
+        "asyncio.to_thread(thread.join) instead"
+    )
