@@ -39,10 +39,11 @@ if TYPE_CHECKING:
 
 _STOP = object()
 """The reply that tells a parked thread its run is over."""
-# The hand-off's own events wait for real: a run patches Event.wait on baton
-# threads (retrychaos.world.pools) into a park, which is built on these.
+# The hand-off's own events and joins wait for real: a run patches Event.wait
+# and Thread.join (retrychaos.world.pools) into parks, which are built on these.
 _wait = threading.Event.wait
 _set = threading.Event.set
+_join = threading.Thread.join
 
 
 class ThreadStopped(SystemExit):
@@ -325,7 +326,7 @@ class Baton:
                 isinstance(run, functools.partial) and run.func == self._body
             )
             if ours and thread not in lost and thread is not threading.current_thread():
-                thread.join(self.loop.real_wait_s)
+                _join(thread, self.loop.real_wait_s)
         self._adopted.clear()
 
 

@@ -329,3 +329,26 @@ def test_joining_a_run_thread_on_the_loop_thread_fails_the_run_at_once() -> None
         "runs only when the loop does, so it can never end while the loop waits: await "
         "asyncio.to_thread(thread.join) instead"
     )
+
+
+def test_after_a_thread_blocks_for_real_the_others_are_still_stopped() -> None:
+    """A run with one thread blocked for real still stops its other threads, and says why it failed."""
+    lock = threading.Lock()
+    lock.acquire()
+    stop = threading.Event()
+    waiter: list[threading.Thread] = []
+
+    def forever() -> None:
+        while not stop.wait(5):
+            pass
+
+    async def main(clock: VirtualClock) -> None:
+        waiter.append(threading.Thread(target=forever, name="waiter"))
+        waiter[0].start()
+        await asyncio.sleep(1)
+        await asyncio.get_running_loop().run_sync(lambda: lock.acquire(timeout=5))  # type: ignore[attr-defined]
+
+    with pytest.raises(RealTimeBlockError, match=r"^sync code \(sync controller\) ran for more"):
+        run_virtual(main, real_wait_s=0.1)
+    lock.release()
+    assert not waiter[0].is_alive()
