@@ -22,6 +22,10 @@ an error of the harness::
     └── ControllerEscape           ends a case whose controller cannot be read (its
                                    ``call`` raises when read); a BaseException, so the
                                    case ends at once (retrychaos.escape)
+    SystemExit
+    └── ThreadStopped              raised in a baton thread whose run is over, so that
+                                   it unwinds and ends; a SystemExit, so a controller's
+                                   ``except Exception`` lets it through (retrychaos.world.baton)
     AssertionError
     ├── CaseFailed                 a property-based case failed: test runners show a
     │                              test failure (retrychaos.testing.checks)

@@ -12,8 +12,8 @@ hundreds of thousands of its iterations: its timer heap holds ``(when,
 handle)`` pairs, so the heap compares floats in C instead of calling
 ``TimerHandle.__lt__`` (equal times still compare as neither smaller nor
 larger, so the heap is the very same); it polls the selector only when real
-I/O can be pending (a thread outside the clock, a registered file descriptor)
-and otherwise every 64th iteration; it runs handles inline; ``call_soon`` and
+I/O can be pending (a registered file descriptor) and otherwise every 64th
+iteration; it runs handles inline; ``call_soon`` and
 ``call_at`` skip their indirections; and the harness's own waits
 (:func:`sleep`, :meth:`VirtualEventLoop.wake_at`) put a lighter entry than a
 ``TimerHandle`` in the same heap. Everything a controller schedules still goes
@@ -22,18 +22,21 @@ order against the stock algorithm.
 
 Two ways out of a run that the loop detects itself:
 
-- every task waits and no timer is pending (and no thread is working): a
+- every task waits and no timer is pending: a
   :class:`~retrychaos.errors.DeadlockError`;
 - virtual time passes the run's horizon (a controller that sleeps forever):
   a :class:`~retrychaos.errors.RunAborted`.
 
 Sync code runs on baton threads (:mod:`retrychaos.world.baton`), which never
-run at the same time as the loop.
+run at the same time as the loop: a sync controller's calls, and whatever the
+code under test hands to a thread (``run_in_executor`` and ``asyncio.to_thread``
+here, the other pools in :mod:`retrychaos.world.pools`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 from asyncio import base_events, events, format_helpers
 from heapq import heapify, heappop, heappush
@@ -117,8 +120,8 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             clock: the run's clock.
             horizon_s: virtual time after which the run is aborted (something
                 keeps sleeping and never finishes).
-            real_wait_s: how long, in real seconds, the loop waits for a thread
-                outside the clock before it calls the run deadlocked.
+            real_wait_s: how long, in real seconds, the loop waits for a baton
+                thread to give the baton back before it calls it blocked.
         """
         selector = VirtualSelector()
         super().__init__(selector)
@@ -131,7 +134,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         self.iterations = 0
         self.in_real_wait = False
         self._baton = Baton(self)
-        self._outside_threads = 0
+        self._cut = False
 
     def time(self) -> float:
         """The virtual clock, in seconds."""
@@ -197,17 +200,14 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         is leaner.
         """
         self.iterations += 1
+        self._cut = False
         if self._timer_cancelled_count:  # else no cancelled timer is in the heap
             self._drop_cancelled(self._scheduled)
         scheduled = self._scheduled
         ready = self._ready
         selector = self._vselector
         clock = self.clock
-        poll = (
-            self._outside_threads > 0
-            or selector.registered > 1
-            or not self.iterations & _POLL_EVERY_MASK
-        )
+        poll = selector.registered > 1 or not self.iterations & _POLL_EVERY_MASK
         if ready or self._stopping:
             if poll:
                 self._process_events(selector.real_select(0))
@@ -238,6 +238,8 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         popleft = ready.popleft
         debug = self._debug
         for _ in range(len(ready)):
+            if self._cut:
+                break  # the run is over: what is left is for the clean-up to cancel
             handle = popleft()
             if handle._cancelled:  # noqa: SLF001
                 continue
@@ -302,7 +304,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             context["source_traceback"] = handle._source_traceback  # noqa: SLF001
         self.call_exception_handler(context)
 
-    def _idle(self, selector: VirtualSelector) -> list[tuple[selectors.SelectorKey, int]]:
+    def _idle(self, _selector: VirtualSelector) -> list[tuple[selectors.SelectorKey, int]]:
         """Nothing is ready: jump to the next timer, or detect a deadlock."""
         scheduled: list[tuple[float, Any]] = self._scheduled
         if scheduled:
@@ -318,40 +320,34 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
                 return []
             self.clock._ns = max(self.clock._ns, when_ns)  # noqa: SLF001
             return []
-        # No timer at all. Only a thread outside the clock could still wake us:
-        # wait for it (bounded) if there is one, else it is a deadlock now.
-        if self._outside_threads == 0:
-            self._abort(DeadlockError(_DEADLOCK))
-            return []
-        self.in_real_wait = True
-        try:
-            ready = selector.real_select(self.real_wait_s)
-        finally:
-            self.in_real_wait = False
-        if ready:
-            return ready
+        # No timer at all, and every thread of the run is a baton thread, which
+        # runs only when the loop hands it the baton: nothing can wake us.
         self._abort(DeadlockError(_DEADLOCK))
         return []
 
     def _abort(self, error: BaseException) -> None:
+        """End the run with ``error``: no other handle of this iteration runs."""
         if self.abort_error is None:
             self.abort_error = error
+        self._cut = True
         self.stop()
 
     def run_in_executor(  # type: ignore[override]
         self, executor: Any, func: Any, *args: Any
     ) -> asyncio.Future[Any]:
-        """Run ``func`` in a real thread (outside the clock), counting it while it runs."""
-        future = super().run_in_executor(executor, func, *args)
-        self._outside_threads += 1
+        """Run ``func(*args)`` in a baton thread, whatever ``executor`` is given.
 
-        def done(_: asyncio.Future[Any]) -> None:
-            self._outside_threads -= 1
+        ``asyncio.to_thread`` comes here too. The executor's own threads would
+        run outside the clock, at the same time as the loop; a baton thread
+        runs on virtual time, in the loop's order (see :meth:`run_sync`).
+        """
+        self._check_closed()
+        if self._debug:
+            self._check_callback(func, "run_in_executor")
+        name = getattr(executor, "_thread_name_prefix", "") or "executor"
+        return self._baton.start(functools.partial(func, *args), name=name)
 
-        future.add_done_callback(done)
-        return future
-
-    def run_sync(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
+    def run_sync(self, fn: Callable[[], Any], name: str = "sync controller") -> asyncio.Future[Any]:
         """Run blocking ``fn`` in a baton thread; await the returned future.
 
         The thread and the loop never run at the same time: the loop hands the
@@ -359,7 +355,12 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         (``time.sleep`` schedules a virtual wake-up) or waits on a coroutine
         (:meth:`wait_from_thread`). Runs stay deterministic.
         """
-        return self._baton.start(fn)
+        return self._baton.start(fn, name=name)
+
+    @property
+    def baton(self) -> Baton:
+        """The hand-off between this loop and its baton threads."""
+        return self._baton
 
     def wait_from_thread(self, coro: Any) -> Any:
         """From a baton thread: run ``coro`` on the loop and return its result."""
@@ -373,7 +374,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         self,
         timeout: float | None = None,  # noqa: ARG002, ASYNC109 (asyncio's own signature)
     ) -> None:
-        """Do not join executor threads: one may be blocked for real by the code under test."""
+        """Do not join executor threads: none runs work here (baton threads do)."""
         executor = self._default_executor  # type: ignore[attr-defined]
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)

@@ -1,4 +1,4 @@
-"""Run a coroutine inside the virtual world: clock, loop, patched time, watchdog.
+"""Run a coroutine inside the virtual world: clock, loop, patched time and threads, watchdog.
 
 :func:`run_virtual` is the one entry point: everything a run does happens
 inside it, and nothing inside it waits for real.
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..errors import RealTimeBlockError, RunAborted
 from .clock import DEFAULT_EPOCH, VirtualClock
 from .loop import VirtualEventLoop
+from .pools import thread_pools
 from .timepatch import virtual_time
 from .watchdog import Watchdog, WatchdogInterrupt
 
@@ -50,44 +51,74 @@ def run_virtual(
     watchdog = Watchdog(loop, limit_s=watchdog_s)
     try:
         asyncio.set_event_loop(loop)
-        with virtual_time(clock, loop), watchdog:
-            task = loop.create_task(main(clock))
+        # The clean-up runs code under test too (cancelled tasks, threads
+        # unwinding): on the same clock, under the same watchdog.
+        with virtual_time(clock, loop), thread_pools(loop.baton), watchdog:
             try:
-                loop.run_until_complete(task)
-            except RuntimeError:
-                if loop.abort_error is None:
-                    raise
-            except WatchdogInterrupt as exc:
-                raise RealTimeBlockError(str(exc)) from None
-            if loop.abort_error is not None:
-                raise loop.abort_error
-            try:
-                return task.result()
-            except WatchdogInterrupt as exc:
-                raise RealTimeBlockError(str(exc)) from None
+                result = _run(loop, main(clock))
+            finally:
+                fired = watchdog.firings
+                _close(loop)
+            if watchdog.firings > fired:
+                msg = (
+                    f"the code under test held the event loop for more than {watchdog_s:g} s "
+                    "of real time while the run's tasks were being cancelled"
+                )
+                raise RealTimeBlockError(msg)
+            return result
     finally:
-        _close(loop)
+        if not loop.is_closed():
+            loop.close()
         asyncio.set_event_loop(None)
         random.setstate(state)
 
 
+def _run(loop: VirtualEventLoop, main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` to its end, or to the error that ended the run."""
+    task = loop.create_task(main)
+    try:
+        loop.run_until_complete(task)
+    except RuntimeError:
+        if loop.abort_error is None:
+            raise
+    except WatchdogInterrupt as exc:
+        raise RealTimeBlockError(str(exc)) from None
+    except BaseException:
+        # An escape (SystemExit...) from the task: it goes on from here, so the
+        # task must not report it again as never retrieved.
+        if task.done() and not task.cancelled():
+            task.exception()
+        raise
+    if loop.abort_error is not None:
+        raise loop.abort_error
+    try:
+        return task.result()
+    except WatchdogInterrupt as exc:
+        raise RealTimeBlockError(str(exc)) from None
+
+
 def _close(loop: VirtualEventLoop) -> None:
-    """Cancel what is left and close the loop without waiting for threads."""
+    """Cancel what is left, stop the baton threads, close the loop; bounded in real time.
+
+    A task that ignores cancellation, or blocks in its clean-up, does not
+    keep us here: the run's horizon moves a minute on, and the watchdog
+    stops the clean-up at its first firing.
+    """
+    baton = loop.baton
+    baton.closing = True
+    loop.abort_error = None
     try:
         pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
         for task in pending:
             task.cancel()
         if pending and not loop.is_closed():
-            loop.abort_error = None
-            # Bounded: a task that ignores cancellation must not keep us here.
             loop.horizon_ns = loop.clock.now_ns() + 60 * 1_000_000_000
-            loop.real_wait_s = min(loop.real_wait_s, 0.05)
             with contextlib.suppress(RuntimeError, RunAborted, WatchdogInterrupt):
                 loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
     finally:
+        baton.close()
         if not loop.is_closed():
-            loop.run_until_complete(loop.shutdown_default_executor())
-            loop.close()
+            loop.close()  # shuts a default executor down without waiting (none runs work)
 
 
 # Collector thresholds during a run: a fleet allocates millions of short-lived

@@ -10,7 +10,9 @@ Inside :func:`virtual_time`:
 - ``time.sleep`` advances virtual time: in a baton thread it parks the thread
   until the loop reaches the wake-up time; on the loop's own thread it moves
   the clock forward at once, blocking every other task, as a real blocking
-  sleep would.
+  sleep would. Any other thread (one started outside the run, so not under
+  the clock's baton) sleeps for real and fails the run: its sleep would move
+  virtual time at a moment the run does not choose.
 
 freezegun already replaces module-level references to the real functions
 (``from time import monotonic``); we hand it our monotonic functions so those
@@ -22,12 +24,15 @@ Entering freezegun scans every loaded module, so a run enters it once.
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import freezegun
 import freezegun.api as fz
+
+from ..errors import RunAborted
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -85,13 +90,18 @@ def virtual_time(clock: VirtualClock, loop: VirtualEventLoop) -> Iterator[None]:
     def monotonic_ns() -> int:
         return ns()
 
+    owner = threading.get_ident()
+
     def sleep(seconds: float) -> None:
         if seconds < 0:
             msg = "sleep length must be non-negative"
             raise ValueError(msg)
         if loop.sleep_from_thread(seconds):
             return
-        clock.advance(seconds)
+        if threading.get_ident() == owner:
+            clock.advance(seconds)
+            return
+        _outside_sleep(loop, seconds)
 
     saved = {
         name: getattr(fz, name)
@@ -121,6 +131,21 @@ def virtual_time(clock: VirtualClock, loop: VirtualEventLoop) -> Iterator[None]:
     finally:
         time.sleep = _real_sleep
         freezer.stop()
+
+
+def _outside_sleep(loop: VirtualEventLoop, seconds: float) -> None:
+    """A thread outside the run slept: fail the run, and let the thread sleep for real."""
+    name = threading.current_thread().name
+    error = RunAborted(
+        f"thread {name!r} called time.sleep({seconds:g}) during the run, but it does not "
+        "run under the virtual clock (it was started before the run or from outside it), "
+        "so its sleep would move virtual time at a moment the run does not choose: start "
+        "background threads from the controller's factory or call, or run the work on the "
+        "loop or in asyncio.to_thread"
+    )
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(loop._abort, error)  # noqa: SLF001
+    _real_sleep(seconds)
 
 
 def real_sleep(seconds: float) -> None:

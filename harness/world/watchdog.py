@@ -7,8 +7,11 @@ The watchdog checks, every ``interval_s`` of real time (SIGALRM), whether the
 loop has made progress; when it has not for ``limit_s``, it interrupts the
 blocked code by raising :class:`WatchdogInterrupt` in it. That exception
 derives from ``BaseException`` so that a controller's ``except Exception``
-cannot swallow it; asyncio stores it in the blocked task, and the run reports
-a :class:`~retrychaos.errors.RealTimeBlockError`.
+cannot swallow it; asyncio stores it in the blocked task. The watchdog also
+ends the run at once with a :class:`~retrychaos.errors.RealTimeBlockError`:
+no other task runs after the blocked one, so a controller that blocks on
+every call is stopped once per run, not once per agent. It stays on while
+the run's tasks are cancelled (their clean-up code may block too).
 
 Signals reach only the main thread; elsewhere the watchdog is inactive (the
 loop's own real waits are bounded anyway).
@@ -20,6 +23,8 @@ import signal
 import threading
 import time
 from typing import TYPE_CHECKING, Any
+
+from ..errors import RealTimeBlockError
 
 if TYPE_CHECKING:
     from types import FrameType, TracebackType
@@ -41,6 +46,8 @@ class Watchdog:
         self.loop = loop
         self.limit_s = limit_s
         self.fired = False
+        self.firings = 0
+        """How many times it interrupted the code under test."""
         self._seen = -1
         self._since = 0.0
         self._active = False
@@ -77,8 +84,11 @@ class Watchdog:
             return
         if now - self._since >= self.limit_s:
             self.fired = True
+            self.firings += 1
             self._since = now
-            raise WatchdogInterrupt(
+            message = (
                 f"the code under test held the event loop for more than {self.limit_s:g} s "
                 "of real time"
             )
+            self.loop._abort(RealTimeBlockError(message))  # noqa: SLF001
+            raise WatchdogInterrupt(message)

@@ -209,14 +209,15 @@ def test_a_real_blocking_sleep_on_the_loop_is_caught_by_the_watchdog() -> None:
 
 def test_a_sync_controller_blocking_for_real_is_caught() -> None:
     """A baton thread that blocks on a real lock is reported, not waited on forever."""
-    lock = threading.Event()
+    lock = threading.Lock()
+    lock.acquire()
 
     async def main(clock: VirtualClock) -> None:
-        await asyncio.get_running_loop().run_sync(lambda: lock.wait(5))  # type: ignore[attr-defined]
+        await asyncio.get_running_loop().run_sync(lambda: lock.acquire(timeout=5))  # type: ignore[attr-defined]
 
     with pytest.raises(RealTimeBlockError, match=r"ran for more than 0\.1 s of real time"):
         run_virtual(main, real_wait_s=0.1)
-    lock.set()
+    lock.release()
 
 
 def test_random_is_seeded_per_run_and_restored() -> None:
