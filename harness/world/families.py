@@ -322,6 +322,9 @@ def block_on(loop: Any, coro: Coroutine[Any, Any, Any], *, what: str) -> Any:
         if loop is None:
             msg = "no run is going on"
             raise RuntimeError(msg)  # noqa: TRY301 (one message for both ways of being outside)
+        if loop.baton.current() is None:
+            msg = "wait_from_thread() called outside a baton thread"
+            raise RuntimeError(msg)  # noqa: TRY301
         return loop.wait_from_thread(coro)
     except RuntimeError as exc:
         if inspect.getcoroutinestate(coro) != inspect.CORO_CREATED:
