@@ -164,7 +164,7 @@ def judge_in_parts(
         for judge in judges:
             judge.add(events, shared=first)
         totals.add(events, shared=first)
-        exercise.add(events)
+        exercise.add(events, shared=first)
         if progress is not None:
             progress(k + 1, writer.shards)
     violations: list[Violation] = []

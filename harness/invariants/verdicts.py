@@ -16,17 +16,20 @@ faults is never vacuous for lack of faults.
 A trace judged in parts (:mod:`retrychaos.invariants.sharded`) gives every
 part to one :class:`Exercise`: an invariant is exercised if any part
 exercised it, as a tool was reached or a fault fired if it was in any part.
+An invariant whose trigger counts across the whole trace (at least so many
+calls) provides ``trigger_judge(scenario)``: a :class:`TriggerJudge` that
+takes every part and says at the end whether the trigger happened.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from .triggers import fault_fired, reached_a_tool
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
@@ -43,6 +46,7 @@ __all__ = [
     "VIOLATED",
     "Exercise",
     "Judgement",
+    "TriggerJudge",
 ]
 
 HELD: Final = "held"
@@ -75,6 +79,19 @@ NO_FAULT_FIRED: Final = (
 )
 
 
+class TriggerJudge(Protocol):
+    """Tells whether a trace, given whole or in parts, made something happen."""
+
+    def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
+        """Take one part (``shared``: also count the events without an agent)."""
+        ...
+
+    @property
+    def happened(self) -> bool:
+        """Whether it happened in the parts taken so far."""
+        ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Judgement:
     """What judging one run found: its violations, metrics, error, verdicts and vacuity."""
@@ -92,7 +109,7 @@ class Judgement:
 class Exercise:
     """Which invariants a trace (given whole or in parts) exercised, and whether it was vacuous."""
 
-    __slots__ = ("exercised", "fired", "invariants", "reached", "scenario")
+    __slots__ = ("exercised", "fired", "invariants", "judges", "reached", "scenario")
 
     def __init__(self, invariants: Iterable[Invariant], scenario: Scenario) -> None:
         """Start with nothing exercised, no tool reached and no fault fired."""
@@ -101,12 +118,27 @@ class Exercise:
         self.exercised: set[str] = set()
         self.reached = False
         self.fired = False
+        self.judges: dict[str, TriggerJudge] = {}
+        for invariant in self.invariants:
+            make: Callable[[Scenario], TriggerJudge] | None = getattr(
+                invariant, "trigger_judge", None
+            )
+            if make is not None:
+                self.judges[invariant.id] = make(scenario)
 
-    def add(self, events: Sequence[TraceEvent]) -> None:
-        """Take a whole trace, or one part of it."""
+    def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
+        """Take a whole trace, or one part of it (``shared``: the first part, see sharded)."""
         scenario = self.scenario
         for invariant in self.invariants:
-            if invariant.id not in self.exercised and invariant.exercised(events, scenario):
+            if invariant.id in self.exercised:
+                continue
+            judge = self.judges.get(invariant.id)
+            if judge is not None:
+                judge.add(events, shared=shared)
+                happened = judge.happened
+            else:
+                happened = invariant.exercised(events, scenario)
+            if happened:
                 self.exercised.add(invariant.id)
         self.reached = self.reached or reached_a_tool(events)
         self.fired = self.fired or fault_fired(events, scenario)
