@@ -7,11 +7,15 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 import pytest
-from correct import CORRECT, HttpRuleFollower, SyncRuleFollower
-from follower import RuleFollower
 from suites_list import SCENARIOS
 
 from retrychaos.controllers.registry import ControllerRef
+from retrychaos.controllers.selftest import (
+    CORRECT,
+    HttpRuleFollower,
+    RuleFollower,
+    SyncRuleFollower,
+)
 from retrychaos.runner import run_case
 from retrychaos.scenario import load_paths
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from follower import Attempt, RuleFollower, Sleep
+
+from .follower import Attempt, RuleFollower, Sleep
 
 __all__ = ["CORRECT", "HttpRuleFollower", "SyncRuleFollower"]
 
@@ -29,7 +30,7 @@ __all__ = ["CORRECT", "HttpRuleFollower", "SyncRuleFollower"]
 class SyncRuleFollower(RuleFollower):
     """The rule follower as a sync controller (``def call``), one instance for the fleet."""
 
-    def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:  # type: ignore[override]
+    def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
         """Complete one invocation of a sync tool under the rules (the sync driver)."""
         steps = self.steps(args, ctx)
         reply: Any = None
