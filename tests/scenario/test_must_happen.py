@@ -40,7 +40,7 @@ def test_an_unknown_event_names_the_vocabulary():
     with pytest.raises(ScenarioError) as caught:
         scenario_from_yaml(SCENARIO + "must_happen: [retry_made, breaker_open]\n", source="b.yaml")
     assert str(caught.value) == (
-        "b.yaml:12: must_happen[1]: expected a must-happen event (retry_made, "
+        "b.yaml: must_happen[1]: expected a must-happen event (retry_made, "
         "recovered_after_failure, retry_after_honoured, commit_deduplicated, breaker_opened, "
         'arguments_fixed, model_replanned, sdk_retry_made), got "breaker_open"'
     )
