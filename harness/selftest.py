@@ -54,6 +54,7 @@ KNOWN_GOOD: Final = (
     ("rule-follower", f"{_PACKAGE}.follower:RuleFollower"),
     ("rule-follower-sync", f"{_PACKAGE}.correct:SyncRuleFollower"),
     ("rule-follower-http", f"{_PACKAGE}.correct:HttpRuleFollower"),
+    ("wire", f"{_PACKAGE}.wire:WireController"),
 )
 """The correct controllers, by display name and the name the runner resolves."""
 

@@ -84,14 +84,14 @@ def test_one_scenario_covers_its_rules_and_names_the_rest(tmp_path: Path, retryc
     assert result.returncode == 1, result.stderr
     caught = "caught by 1 scenario (mine/forbidden-403)"
     expected = [
-        "selftest: 1 scenario, 5 correct controllers, 23 planted bugs, 1 seed: 22 cases",
+        "selftest: 1 scenario, 6 correct controllers, 23 planted bugs, 1 seed: 23 cases",
         *head(1),
         *planted_lines({"RetriesPermanent": caught, "ClaimsSuccess": caught}),
         *table("mine/forbidden-403", ".  .  .  -  x  .  .  .  .  .  -  .  x  ."),
         *rule_lines({"no_retry_on_permanent", "honest_outcomes"}),
         UNCOVERED,
         "false alarms: none (every correct controller passed every selected scenario)",
-        "selftest FAILED: 12 rule(s) uncovered (22 cases in 0.0 s, --jobs 1)",
+        "selftest FAILED: 12 rule(s) uncovered (23 cases in 0.0 s, --jobs 1)",
     ]
     assert TIMING.sub("in 0.0 s, --jobs", result.stdout).splitlines() == expected
     assert result.stderr == ""
@@ -110,18 +110,18 @@ def test_a_scenario_failing_correct_controllers_is_a_false_alarm(
     result = retrychaos("selftest", "mine", "--seeds", "1", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     lines = TIMING.sub("in 0.0 s, --jobs", result.stdout).splitlines()
-    assert lines[1:7] == [
+    assert lines[1:8] == [
         "correct controllers (each must pass every selected scenario on every seed):",
         *(f"  {name}: 0 of 1 runs passed" for name, _ in KNOWN_GOOD),
     ]
     alarm = "violated succeeds_when_possible"
-    assert lines[-7:] == [
+    assert lines[-8:] == [
         (
-            "false alarms: 5 run(s) of correct controllers failed, so these scenarios flag correct "
+            "false alarms: 6 run(s) of correct controllers failed, so these scenarios flag correct "
             "code and their verdicts cannot be trusted:"
         ),
         *(f"  {name} on mine/forbidden-403 seed 1: {alarm}" for name, _ in KNOWN_GOOD),
-        "selftest FAILED: 11 rule(s) uncovered; 5 false alarm(s) (22 cases in 0.0 s, --jobs 1)",
+        "selftest FAILED: 11 rule(s) uncovered; 6 false alarm(s) (23 cases in 0.0 s, --jobs 1)",
     ]
 
 

@@ -9,6 +9,7 @@ be caught by some selected scenario through the invariant of its rule.
 from .correct import CORRECT, HttpRuleFollower, SyncRuleFollower
 from .follower import RuleFollower
 from .planted import PLANTED, Planted
+from .wire import WireController
 
 __all__ = [
     "CORRECT",
@@ -17,4 +18,5 @@ __all__ = [
     "Planted",
     "RuleFollower",
     "SyncRuleFollower",
+    "WireController",
 ]

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 
 from .follower import Attempt, RuleFollower, Sleep
+from .wire import WireController
 
 __all__ = ["CORRECT", "HttpRuleFollower", "SyncRuleFollower"]
 
@@ -68,5 +69,5 @@ class HttpRuleFollower(RuleFollower):
         return response.json()
 
 
-CORRECT: tuple[type[RuleFollower], ...] = (SyncRuleFollower, HttpRuleFollower)
-"""Correct controllers in other styles than the async rule follower."""
+CORRECT: tuple[type[Any], ...] = (SyncRuleFollower, HttpRuleFollower, WireController)
+"""Correct controllers besides the async rule follower: two faces of it, one written apart."""
