@@ -16,6 +16,7 @@ import typer
 
 from ..controllers.registry import BUILTINS, resolve
 from ..errors import HarnessInputError
+from ..invariants.happenings import EVENTS
 from ..invariants.registry import ALL as INVARIANTS
 from ..invariants.verdicts import VACUOUS_DEFINITION, VERDICT_DEFINITIONS
 from ..scenario import json_schema
@@ -32,7 +33,7 @@ _SHOWN = 3
 
 
 def list_() -> None:
-    """List the shipped scenarios, the invariants (gravest first), the verdicts, the built-ins."""
+    """List the shipped scenarios, the invariants (gravest first), verdicts, events, built-ins."""
     scenarios = load_scenarios([])
     say("scenarios")
     for s in sorted(scenarios, key=lambda s: (s.suite, s.name)):
@@ -47,6 +48,9 @@ def list_() -> None:
     for verdict, meaning in VERDICT_DEFINITIONS.items():
         say(f"  {verdict}: {meaning}")
     say(f"  vacuous run: {VACUOUS_DEFINITION}")
+    say("must_happen events (a scenario may declare them)")
+    for name, meaning in EVENTS.items():
+        say(f"  {name}: {meaning}")
     say("controllers")
     for name, (path, about) in sorted(BUILTINS.items()):
         say(f"  {name} ({path}): {about}")

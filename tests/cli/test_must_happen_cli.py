@@ -8,6 +8,8 @@ import textwrap
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
+from retrychaos.invariants.happenings import EVENTS
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -63,3 +65,14 @@ def test_a_missed_event_fails_the_run_in_every_report(tmp_path: Path, retrychaos
     assert [(f.get("type"), f.get("message")) for f in failures] == [("vacuous", MISSED)]
     assert MISSED in (tmp_path / "out" / "summary.md").read_text()
     assert MISSED in html.unescape((tmp_path / "out" / "index.html").read_text())
+
+
+def test_list_prints_the_vocabulary(tmp_path: Path, retrychaos):
+    """`retrychaos list` prints every must-happen event with its definition, after the verdicts."""
+    lines = retrychaos("list", cwd=tmp_path).stdout.splitlines()
+    at = lines.index("must_happen events (a scenario may declare them)")
+    assert lines[at - 1].startswith("  vacuous run: ")
+    assert lines[at + 1 : at + 1 + len(EVENTS)] == [
+        f"  {name}: {meaning}" for name, meaning in EVENTS.items()
+    ]
+    assert lines[at + 1 + len(EVENTS)] == "controllers"
