@@ -30,7 +30,7 @@ from __future__ import annotations
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import IO, TYPE_CHECKING, Any
 
@@ -115,10 +115,15 @@ class CaseResult:
     (see :mod:`retrychaos.invariants.verdicts`); empty when the run was not judged."""
     vacuous: str | None = None
     """Why the run tested nothing (then it failed), or None."""
+    must_happen: dict[str, bool] = field(default_factory=dict)
+    """Whether each event the scenario declares in ``must_happen`` happened (in results.json
+    only when it declares some)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form used in ``results.json`` (``judged`` appears only when false)."""
         extra: dict[str, Any] = {} if self.judged else {"judged": False}
+        if self.must_happen:
+            extra["must_happen"] = self.must_happen
         return {
             "scenario": self.scenario,
             "suite": self.suite,
@@ -339,7 +344,7 @@ def judge(
                 "events": recorder.count,
                 "violations_found": verdict.totals,
             }
-            verdicts, vacuous = verdict.verdicts, verdict.vacuous
+            verdicts, vacuous, happened = verdict.verdicts, verdict.vacuous, verdict.must_happen
         else:
             events = simulation.events
             violations = [v.record() for v in check_all(events, scenario)]
@@ -347,6 +352,7 @@ def judge(
             exercise = exercise_of(events, scenario)
             verdicts = exercise.verdicts(v["invariant"] for v in violations)
             vacuous = exercise.vacuous()
+            happened = exercise.happened()
     except Exception as exc:
         error = (
             f"internal error while judging: {type(exc).__name__}: {exc}\n" + traceback.format_exc()
@@ -359,6 +365,7 @@ def judge(
         error_kind=error_kind,
         verdicts=verdicts,
         vacuous=vacuous if error is None else None,
+        must_happen=happened,
     )
 
 
@@ -423,6 +430,7 @@ def run_case(
         judged=judged,
         verdicts=judgement.verdicts,
         vacuous=judgement.vacuous,
+        must_happen=judgement.must_happen,
     )
 
 
@@ -440,12 +448,4 @@ def _refuse_zeroed_backoff(name: str) -> None:
 
 
 def _contract_dict(scenario: Scenario) -> dict[str, float | int]:
-    contract = scenario.world.contract
-    return {
-        "max_attempts_per_task": contract.max_attempts_per_task,
-        "max_attempts_per_call": contract.max_attempts_per_call,
-        "deadline_s": contract.deadline_s,
-        "base_delay_s": contract.base_delay_s,
-        "max_delay_s": contract.max_delay_s,
-        "attempt_timeout_s": contract.attempt_timeout_s,
-    }
+    return asdict(scenario.world.contract)  # every field, in the order run_start lists them

@@ -62,6 +62,7 @@ class _Job:
     case: Case
     watchdog_s: float
     keep: bool
+    keep_failing: bool = True
 
 
 def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
@@ -84,7 +85,7 @@ def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
         )
     except BaseException as exc:
         return Retire(failed(case, escape_message(exc)))
-    return _trim(redacted(result), job.keep)
+    return _trim(redacted(result), job.keep, keep_failing=job.keep_failing)
 
 
 def redacted(result: CaseResult) -> CaseResult:
@@ -137,6 +138,7 @@ def execute(
     on_done: Callable[[CaseResult], None] | None = None,
     watchdog_s: float = 5.0,
     on_phase: Callable[[Case, str], None] | None = None,
+    keep_failing: bool = True,
 ) -> list[CaseResult]:
     """Run ``cases`` (in ``jobs`` worker processes) and return results in case order.
 
@@ -145,10 +147,13 @@ def execute(
     trace is always kept (reports need it). ``on_done(result)`` hears each
     result as its case finishes (with several jobs, not in case order);
     ``on_phase(case, phase)`` hears what a case is doing (see :func:`run_case`).
+    ``keep_failing=False`` drops every trace (only the verdicts are wanted).
     """
     want = keep_events or (lambda _case: False)
     done: dict[int, CaseResult] = {}
-    for index, result in _iterate(cases, jobs, want, watchdog_s, on_phase):
+    for index, result in _iterate(
+        cases, jobs, want, watchdog_s, on_phase, keep_failing=keep_failing
+    ):
         done[index] = result
         if on_done is not None:
             on_done(result)
@@ -161,12 +166,16 @@ def _iterate(
     want: Callable[[Case], bool],
     watchdog_s: float,
     on_phase: Callable[[Case, str], None] | None,
+    *,
+    keep_failing: bool,
 ) -> Iterator[tuple[int, CaseResult]]:
     """Each case's index and result, as the cases finish."""
     if not cases:
         return
     processes = max(1, min(jobs, len(cases), os.cpu_count() or 1))
-    work = [_Job(case=c, watchdog_s=watchdog_s, keep=want(c)) for c in cases]
+    work = [
+        _Job(case=c, watchdog_s=watchdog_s, keep=want(c), keep_failing=keep_failing) for c in cases
+    ]
     yield from run_in_workers(
         work,
         _run_one,
@@ -176,7 +185,7 @@ def _iterate(
     )
 
 
-def _trim(result: CaseResult, keep: bool) -> CaseResult:  # noqa: FBT001
-    if keep or not result.passed or result.events is None:
+def _trim(result: CaseResult, keep: bool, *, keep_failing: bool = True) -> CaseResult:  # noqa: FBT001
+    if result.events is None or keep or (keep_failing and not result.passed):
         return result
     return replace(result, events=None)

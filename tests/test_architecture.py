@@ -35,6 +35,7 @@ REAL_TIME = {
     "contract.py": "EnvClock.sleep_sync calls time.sleep, which a run patches to the virtual clock",
     "controllers/adapters/_tooling.py": "adapters are written as user code is: they read the "
     "time module, which a run patches",
+    "cli/commands.py": "selftest reports the real seconds it took, never a decision",
     "controllers/naive.py": "a deliberately naive controller, written as user code is: it "
     "draws from module-level random, which the run seeds",
     "matrix.py": "measures the real seconds a matrix took, for its progress line",

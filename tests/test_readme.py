@@ -144,8 +144,9 @@ def test_invariants_table_is_generated_from_the_registry():
         "",
         (
             "A **vacuous run** tested nothing: a run is vacuous, and fails, when the controller "
-            "reached no tool, or when the scenario has faults and none of them fired; a scenario "
-            "without faults is never vacuous for lack of faults."
+            "reached no tool, when the scenario has faults and none of them fired, or when an "
+            "event the scenario declares in must_happen never happened; a scenario without "
+            "faults is never vacuous for lack of faults."
         ),
     ]
 
@@ -183,9 +184,10 @@ def test_retrychaos_list_prints_the_registry_definitions():
         "violated: at least one violation was found",
         "not_exercised: its trigger never happened in the run, so the run did not test it",
         (
-            "vacuous run: a run is vacuous, and fails, when the controller reached no tool, or "
-            "when the scenario has faults and none of them fired; a scenario without faults is "
-            "never vacuous for lack of faults"
+            "vacuous run: a run is vacuous, and fails, when the controller reached no tool, when "
+            "the scenario has faults and none of them fired, or when an event the scenario "
+            "declares in must_happen never happened; a scenario without faults is never vacuous "
+            "for lack of faults"
         ),
     ]
 

@@ -70,6 +70,7 @@ app.command()(commands.report)
 app.command()(commands.schema)
 app.command()(commands.check)
 app.command()(commands.fuzz)
+app.command()(commands.selftest)
 scenarios_app.command("copy")(commands.copy_scenarios)
 app.add_typer(scenarios_app, name="scenarios")
 

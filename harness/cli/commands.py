@@ -1,11 +1,13 @@
-"""The smaller commands: ``list``, ``check``, ``schema``, ``report``, ``fuzz``, ``scenarios copy``."""
+"""The smaller commands: ``list``, ``check``, ``schema``, ``report``, ``fuzz``, ``scenarios copy``, ``selftest``."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import shlex
 import shutil
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Annotated
@@ -13,21 +15,25 @@ from typing import Annotated
 import typer
 
 from ..controllers.registry import BUILTINS, resolve
+from ..errors import HarnessInputError
+from ..invariants.happenings import EVENTS
 from ..invariants.registry import ALL as INVARIANTS
 from ..invariants.verdicts import VACUOUS_DEFINITION, VERDICT_DEFINITIONS
 from ..scenario import json_schema
 from ..scenario.library import library_path
+from ..seeds import parse_seeds
 from .common import check_controllers, load_scenarios
-from .output import EXIT_INTERNAL, say, tell, usage_error
+from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, say, tell, usage_error
+from .selection import select
 
-__all__ = ["check", "copy_scenarios", "fuzz", "list_", "report", "schema"]
+__all__ = ["check", "copy_scenarios", "fuzz", "list_", "report", "schema", "selftest"]
 
 _SHOWN = 3
 """Existing files named in the refusal of ``scenarios copy``; the count says the rest."""
 
 
 def list_() -> None:
-    """List the shipped scenarios, the invariants (gravest first), the verdicts, the built-ins."""
+    """List the shipped scenarios, the invariants (gravest first), verdicts, events, built-ins."""
     scenarios = load_scenarios([])
     say("scenarios")
     for s in sorted(scenarios, key=lambda s: (s.suite, s.name)):
@@ -42,6 +48,9 @@ def list_() -> None:
     for verdict, meaning in VERDICT_DEFINITIONS.items():
         say(f"  {verdict}: {meaning}")
     say(f"  vacuous run: {VACUOUS_DEFINITION}")
+    say("must_happen events (a scenario may declare them)")
+    for name, meaning in EVENTS.items():
+        say(f"  {name}: {meaning}")
     say("controllers")
     for name, (path, about) in sorted(BUILTINS.items()):
         say(f"  {name} ({path}): {about}")
@@ -163,3 +172,106 @@ def fuzz(
         traceback.print_exc(file=sys.stderr)
         raise typer.Exit(EXIT_INTERNAL) from None
     raise typer.Exit(code)
+
+
+def selftest(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Scenario files or folders (default: the shipped library).", show_default=False
+        ),
+    ] = None,
+    keyword: Annotated[
+        str | None,
+        typer.Option(
+            "-k",
+            help="Only scenarios whose suite/name matches: words with and, or, not, ( ).",
+            metavar="EXPR",
+            show_default=False,
+        ),
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tag",
+            help="Only scenarios of this suite (the folder they sit in); repeatable.",
+            metavar="TAG",
+            show_default=False,
+        ),
+    ] = None,
+    seeds: Annotated[
+        str,
+        typer.Option(
+            help="Seeds: a count (3 runs 1..3), a list (1,5,9) or a range (1-10).",
+            metavar="N|S1,S2|A-B",
+        ),
+    ] = "1-3",
+    jobs: Annotated[int, typer.Option(help="Worker processes.", metavar="N")] = 1,
+    watchdog: Annotated[
+        float,
+        typer.Option(help="Real seconds a controller may block the loop per run.", metavar="S"),
+    ] = 5.0,
+) -> None:
+    """Check the scenarios first: correct controllers must pass, each planted bug be caught.
+
+    Prints the coverage table (rule x scenario) and the rules no selected
+    scenario catches; exit 0 when every rule is covered and no correct
+    controller failed, 1 otherwise.
+    """
+    from .. import selftest as engine  # noqa: PLC0415 (only `selftest` needs the planted bugs)
+    from ..suite import execute  # noqa: PLC0415
+
+    try:
+        chosen = parse_seeds(seeds)
+    except ValueError as exc:
+        usage_error(f"--seeds: {exc}")
+    if jobs < 1:
+        usage_error(f"--jobs expects a count >= 1, got {jobs}")
+    if watchdog <= 0:
+        usage_error(f"--watchdog expects seconds > 0, got {watchdog}")
+    loaded = load_scenarios(list(paths or ()))
+    try:
+        scenarios = select(loaded, keyword=keyword, tags=tag or ()).scenarios
+    except HarnessInputError as exc:
+        usage_error(str(exc))
+    if not scenarios:
+        words = ([] if keyword is None else ["-k", keyword]) + [
+            w for t in tag or () for w in ("--tag", t)
+        ]
+        usage_error(
+            f"no scenario matches the selection ({shlex.join(words)}); "
+            f"{len(loaded)} scenario(s) deselected"
+        )
+    cases = engine.plan_selftest(scenarios, chosen)
+    bugs = engine.planted_bugs()
+    say(
+        f"selftest: {len(scenarios)} scenario{'s' * (len(scenarios) != 1)}, "
+        f"{len(engine.KNOWN_GOOD)} correct controllers, {len(bugs)} planted bugs, "
+        f"{len(chosen)} seed{'s' * (len(chosen) != 1)}: {len(cases)} cases"
+    )
+    started = time.perf_counter()
+    try:
+        results = execute(cases, jobs=jobs, watchdog_s=watchdog, keep_failing=False)
+    except Exception as exc:  # a harness bug: exit 3 with the traceback
+        tell(f"internal error: {type(exc).__name__}: {exc}")
+        traceback.print_exc(file=sys.stderr)
+        raise typer.Exit(EXIT_INTERNAL) from None
+    took = time.perf_counter() - started
+    coverage = engine.assess(scenarios, results)
+    for line in engine.render(coverage):
+        say(line)
+    verdict = (
+        "selftest passed: every rule covered, no false alarm"
+        if coverage.passed
+        else "selftest FAILED: "
+        + "; ".join(
+            part
+            for part in (
+                f"{len(coverage.uncovered)} rule(s) uncovered" if coverage.uncovered else "",
+                f"{len(coverage.false_alarms)} false alarm(s)" if coverage.false_alarms else "",
+            )
+            if part
+        )
+    )
+    say(f"{verdict} ({len(cases)} cases in {took:.1f} s, --jobs {jobs})")
+    raise typer.Exit(EXIT_OK if coverage.passed else EXIT_VIOLATION)

@@ -124,7 +124,8 @@ class Invariant(Protocol):
     part apart finds exactly its violations) or provides ``shard_judge(scenario,
     shards) -> ShardJudge`` (see :mod:`retrychaos.invariants.sharded`).
     ``exercised`` must be true of a trace exactly when it is true of one of
-    its parts (see :mod:`retrychaos.invariants.verdicts`).
+    its parts, or the invariant provides ``trigger_judge(scenario) ->
+    TriggerJudge``, which adds the parts up (see :mod:`retrychaos.invariants.verdicts`).
     """
 
     @property

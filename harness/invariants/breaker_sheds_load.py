@@ -14,6 +14,11 @@ in the late window, ``attempts`` the requests to ``T`` starting in it
 attempt reaches the server yet each one still costs the fleet and the
 network). The invariant is broken when ``calls >= 20`` and
 ``attempts > 0.25 * calls``. One violation per outage.
+
+It is exercised exactly when it can judge: when some outage's late window
+saw at least 20 calls (fewer are too few to tell a breaker from chance).
+Counting needs the whole trace, so the trigger is a :class:`_Counts` too
+(``trigger_judge``): a trace judged in parts adds up its calls the same way.
 """
 
 from __future__ import annotations
@@ -103,20 +108,24 @@ class BreakerShedsLoad:
         "during a sustained fleet outage, attempts in its late part stay at a probe rate "
         "(at most 0.25 per call started)"
     )
-    trigger = "a request to a tool started during one of its outage windows"
+    trigger = (
+        f"at least {MIN_CALLS} calls to a tool started in the late part of one of its outage "
+        "windows (fewer are too few to judge)"
+    )
 
     def applies(self, scenario: Scenario) -> bool:
         """Apply to fleets of 20 agents or more facing a sustained transient outage."""
         return scenario.workload.agents >= MIN_AGENTS and bool(outages(scenario))
 
     def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
-        """Exercised when some attempt was made to a tool during its outage window."""
-        windows = outages(scenario)
-        return any(
-            event.kind == "request"
-            and any(event.tool == o.tool and o.start <= event.at < o.end for o in windows)
-            for event in events
-        )
+        """Exercised when some outage's late window saw enough calls to judge."""
+        counts = self.trigger_judge(scenario)
+        counts.add(events)
+        return counts.happened
+
+    def trigger_judge(self, scenario: Scenario) -> _Counts:
+        """Tell whether a trace given in parts exercised the rule: the calls add up."""
+        return _Counts(outages(scenario))
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Count calls and attempts in each outage's late window."""
@@ -159,6 +168,11 @@ class _Counts:
                     self.attempts[i] += 1
                     kind = sender_of(index.by_request[event.seq], index).kind
                     self.senders[i][kind] = self.senders[i].get(kind, 0) + 1
+
+    @property
+    def happened(self) -> bool:
+        """Whether some outage's late window saw enough calls to judge (the trigger)."""
+        return any(n_calls >= MIN_CALLS for n_calls in self.calls)
 
     @property
     def total(self) -> int:

@@ -68,6 +68,8 @@ class PartsVerdict:
     """Each judged invariant's verdict (see :mod:`retrychaos.invariants.verdicts`)."""
     vacuous: str | None = None
     """Why the run tested nothing, or None."""
+    must_happen: dict[str, bool] = field(default_factory=dict)
+    """Whether each event the scenario declares in ``must_happen`` happened."""
 
 
 class _PerAgent:
@@ -164,7 +166,7 @@ def judge_in_parts(
         for judge in judges:
             judge.add(events, shared=first)
         totals.add(events, shared=first)
-        exercise.add(events)
+        exercise.add(events, shared=first)
         if progress is not None:
             progress(k + 1, writer.shards)
     violations: list[Violation] = []
@@ -180,4 +182,5 @@ def judge_in_parts(
         totals=counts,
         verdicts=exercise.verdicts(counts),
         vacuous=exercise.vacuous(),
+        must_happen=exercise.happened(),
     )

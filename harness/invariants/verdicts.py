@@ -8,25 +8,31 @@ Each invariant judged on a run gets one verdict:
 - ``not_exercised``: its trigger never happened, so the run did not test it.
 
 A run that tested nothing is *vacuous*, and fails: when no attempt reached
-for a simulated service at all (the controller reached no tool), or when
+for a simulated service at all (the controller reached no tool), when
 the scenario has faults and none of them fired (see
-:func:`~retrychaos.invariants.triggers.fault_fired`). A scenario without
-faults is never vacuous for lack of faults.
+:func:`~retrychaos.invariants.triggers.fault_fired`), or when an event the
+scenario declares in ``must_happen`` never happened (see
+:mod:`~retrychaos.invariants.happenings`). A scenario without faults is
+never vacuous for lack of faults.
 
 A trace judged in parts (:mod:`retrychaos.invariants.sharded`) gives every
 part to one :class:`Exercise`: an invariant is exercised if any part
 exercised it, as a tool was reached or a fault fired if it was in any part.
+An invariant whose trigger counts across the whole trace (at least so many
+calls) provides ``trigger_judge(scenario)``: a :class:`TriggerJudge` that
+takes every part and says at the end whether the trigger happened.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from .happenings import Watch, missing_message
 from .triggers import fault_fired, reached_a_tool
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
@@ -43,6 +49,7 @@ __all__ = [
     "VIOLATED",
     "Exercise",
     "Judgement",
+    "TriggerJudge",
 ]
 
 HELD: Final = "held"
@@ -59,9 +66,9 @@ VERDICT_DEFINITIONS: Final = {
 """What each verdict means, for ``retrychaos list`` and docs/invariants.md."""
 
 VACUOUS_DEFINITION: Final = (
-    "a run is vacuous, and fails, when the controller reached no tool, or when the scenario "
-    "has faults and none of them fired; a scenario without faults is never vacuous for lack "
-    "of faults"
+    "a run is vacuous, and fails, when the controller reached no tool, when the scenario "
+    "has faults and none of them fired, or when an event the scenario declares in must_happen "
+    "never happened; a scenario without faults is never vacuous for lack of faults"
 )
 """What a vacuous run is, for ``retrychaos list`` and docs/invariants.md."""
 
@@ -73,6 +80,19 @@ NO_FAULT_FIRED: Final = (
     "vacuous run: none of the scenario's faults fired, so nothing was tested; expected at "
     "least one attempt to meet a fault of the fault plan of {tools}"
 )
+
+
+class TriggerJudge(Protocol):
+    """Tells whether a trace, given whole or in parts, made something happen."""
+
+    def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
+        """Take one part (``shared``: also count the events without an agent)."""
+        ...
+
+    @property
+    def happened(self) -> bool:
+        """Whether it happened in the parts taken so far."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,12 +107,14 @@ class Judgement:
     """Each judged invariant's verdict by id (empty when the run was not judged)."""
     vacuous: str | None = None
     """Why the run tested nothing, or None."""
+    must_happen: dict[str, bool] = field(default_factory=dict)
+    """Whether each event the scenario declares in ``must_happen`` happened."""
 
 
 class Exercise:
     """Which invariants a trace (given whole or in parts) exercised, and whether it was vacuous."""
 
-    __slots__ = ("exercised", "fired", "invariants", "reached", "scenario")
+    __slots__ = ("exercised", "fired", "invariants", "judges", "reached", "scenario", "watches")
 
     def __init__(self, invariants: Iterable[Invariant], scenario: Scenario) -> None:
         """Start with nothing exercised, no tool reached and no fault fired."""
@@ -101,15 +123,37 @@ class Exercise:
         self.exercised: set[str] = set()
         self.reached = False
         self.fired = False
+        self.watches = [Watch(name, scenario) for name in scenario.must_happen]
+        self.judges: dict[str, TriggerJudge] = {}
+        for invariant in self.invariants:
+            make: Callable[[Scenario], TriggerJudge] | None = getattr(
+                invariant, "trigger_judge", None
+            )
+            if make is not None:
+                self.judges[invariant.id] = make(scenario)
 
-    def add(self, events: Sequence[TraceEvent]) -> None:
-        """Take a whole trace, or one part of it."""
+    def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
+        """Take a whole trace, or one part of it (``shared``: the first part, see sharded)."""
         scenario = self.scenario
         for invariant in self.invariants:
-            if invariant.id not in self.exercised and invariant.exercised(events, scenario):
+            if invariant.id in self.exercised:
+                continue
+            judge = self.judges.get(invariant.id)
+            if judge is not None:
+                judge.add(events, shared=shared)
+                happened = judge.happened
+            else:
+                happened = invariant.exercised(events, scenario)
+            if happened:
                 self.exercised.add(invariant.id)
         self.reached = self.reached or reached_a_tool(events)
         self.fired = self.fired or fault_fired(events, scenario)
+        for watch in self.watches:
+            watch.add(events, shared=shared)
+
+    def happened(self) -> dict[str, bool]:
+        """Whether each event the scenario declares in ``must_happen`` happened, in its order."""
+        return {watch.name: watch.happened for watch in self.watches}
 
     def verdicts(self, violated: Iterable[str]) -> dict[str, str]:
         """Return each invariant's verdict, in catalogue order (``violated``: ids with some)."""
@@ -130,6 +174,9 @@ class Exercise:
         faulty = [tool.name for tool in self.scenario.world.tools if tool.faults]
         if faulty and not self.fired:
             return NO_FAULT_FIRED.format(tools=_names(faulty))
+        missing = [watch.name for watch in self.watches if not watch.happened]
+        if missing:
+            return missing_message(missing)
         return None
 
 

@@ -31,7 +31,8 @@ class Note:
 VERDICT: Final = (
     "**Runs passed** is the verdict: a run passes when every invariant that applies to "
     "its scenario held and the run was not vacuous (it reached a tool and, when the "
-    "scenario has faults, met one). The other figures describe how the runs went; none "
+    "scenario has faults, met one, and every must_happen event it declares happened). The "
+    "other figures describe how the runs went; none "
     "of them fails a run by itself."
 )
 """The line that says which figure is the verdict (Markdown)."""

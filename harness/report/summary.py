@@ -106,8 +106,9 @@ def _tables(document: dict[str, Any], ids: Sequence[str], controllers: list[str]
             (
                 f"Cells: `·` held in every run, `{_UNEXERCISED}` not exercised in any run (its "
                 f"trigger never happened, so it was not tested), `✗N` violated in N runs, "
-                f"`{_DASH}` not checked. A vacuous run tested nothing (no tool reached, or none "
-                "of the scenario's faults fired) and fails."
+                f"`{_DASH}` not checked. A vacuous run tested nothing (no tool reached, none "
+                "of the scenario's faults fired, or a declared must_happen event never "
+                "happened) and fails."
             ),
             "",
         ]

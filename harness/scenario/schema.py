@@ -14,6 +14,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
+from ..invariants.happenings import EVENTS
 from ..world.spec import Contract, ToolSpec, Workload
 from ._fields import (
     MAX_ATTEMPTS,
@@ -58,6 +59,7 @@ THINK_TIME: Final = (
 )
 SEED: Final = f"a whole number from 0 to {MAX_SEED:,}"
 INVARIANT_ID: Final = "an invariant id (" + ", ".join(INVARIANT_IDS) + ")"
+MUST_HAPPEN: Final = "a must-happen event (" + ", ".join(EVENTS) + ")"
 MAX_AGENTS: Final = 100_000
 
 
@@ -232,6 +234,13 @@ _InvariantId = Annotated[
 ]
 
 
+_EventName = Annotated[
+    str,
+    Field(json_schema_extra={"enum": list(EVENTS)}),
+    Expect(MUST_HAPPEN),
+]
+
+
 class ScenarioFile(FileModel):
     """A retrychaos scenario: a world of simulated tools, a workload and the checks."""
 
@@ -263,6 +272,11 @@ class ScenarioFile(FileModel):
         Expect("a non-empty list of invariant ids"),
     ] = None
     """Invariant ids to check; default: every one that applies."""
+    must_happen: Annotated[
+        list[_EventName],
+        Expect("a list of must-happen events"),
+    ] = Field(default_factory=list)
+    """Events that must happen at least once in a run, or it fails as vacuous; default: none."""
     expect: Annotated[ExpectModel, Expect("a mapping of expectations")] = Field(
         default_factory=ExpectModel
     )
@@ -294,6 +308,18 @@ class ScenarioFile(FileModel):
         ]
         if issues:
             fail_at("invariants", issues)
+        return values
+
+    @field_validator("must_happen")
+    @classmethod
+    def _known_events(cls, values: list[str]) -> list[str]:
+        issues = [
+            ((index,), value, MUST_HAPPEN, None)
+            for index, value in enumerate(values)
+            if value not in EVENTS
+        ]
+        if issues:
+            fail_at("must_happen", issues)
         return values
 
     @model_validator(mode="after")

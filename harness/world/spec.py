@@ -221,6 +221,8 @@ class Scenario:
     workload: Workload = field(default_factory=Workload)
     invariants: tuple[str, ...] | None = None
     """Invariant ids that apply; ``None`` means every one that makes sense."""
+    must_happen: tuple[str, ...] = ()
+    """Events that must happen at least once for a run to count (see ``invariants.happenings``)."""
     expect: Expectations = field(default_factory=Expectations)
     seeds: tuple[int, ...] | None = None
     transport: str = "direct"

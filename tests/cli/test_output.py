@@ -213,7 +213,13 @@ def test_output_is_never_wrapped_or_marked_up_without_a_tty(tmp_path: Path, retr
         "is reset, on a service that does not deduplicate by key, so the send must never be "
         "repeated."
     )
-    sections = ("scenarios", "invariants", "verdicts (per invariant per run)", "controllers")
+    sections = (
+        "scenarios",
+        "invariants",
+        "verdicts (per invariant per run)",
+        "must_happen events (a scenario may declare them)",
+        "controllers",
+    )
     assert all(line.startswith(("  ", *sections)) for line in listed)
 
 

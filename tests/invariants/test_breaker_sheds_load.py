@@ -1,6 +1,7 @@
 import pytest
 
 from retrychaos.invariants.breaker_sheds_load import INVARIANT, outages
+from retrychaos.invariants.registry import exercise_of
 from retrychaos.world.spec import FaultRule, FaultType, ToolSpec, Workload
 
 OUTAGE = FaultRule(fault=FaultType.STATUS, status=503, window=(60.0, 120.0))
@@ -118,3 +119,26 @@ def test_the_late_attempts_are_counted_by_sender(trace, scenario_of):
             "probe succeeds, its gate refusing the SDK layer's retries while open"
         )
     ]
+
+
+def test_exercised_exactly_when_enough_calls_to_judge(trace, scenario_of):
+    """19 calls in the late window leave the rule not exercised; 20 exercise it."""
+    scenario = scenario_of(tool(), workload=FLEET)
+    fleet(trace, 19, 1)
+    assert not INVARIANT.exercised(trace.events, scenario)
+    fleet(trace, 1, 1, start=100.0)
+    assert INVARIANT.exercised(trace.events, scenario)
+
+
+def test_requests_in_the_early_window_do_not_exercise_it(trace, scenario_of):
+    """Calls before the late window starts are not counted by the trigger."""
+    fleet(trace, 12, 3, start=60.0)
+    assert not INVARIANT.exercised(trace.events, scenario_of(tool(), workload=FLEET))
+
+
+def test_calls_spread_over_agents_add_up_to_the_trigger(trace, scenario_of):
+    """20 calls of 20 agents exercise the rule (the fixture also judges them in parts)."""
+    scenario = scenario_of(tool(), workload=FLEET)
+    fleet(trace, 20, 0)
+    exercise = exercise_of(trace.events, scenario)
+    assert exercise.verdicts([])["breaker_sheds_load"] == "held"

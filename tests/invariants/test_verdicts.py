@@ -120,11 +120,12 @@ def backoff(trace: TraceBuilder, *, triggered: bool) -> None:
 
 
 def breaker(trace: TraceBuilder, *, triggered: bool) -> None:
-    at = 70.0 if triggered else 10.0
-    trace.task("t1", deadline=at + 8.0, at=at)
-    trace.call("c1", op="o1", tool="search", at=at)
-    trace.attempt(at=at, end=at + 0.05, outcome="status", status=503)
-    trace.decision("stop", at=at + 0.05, ok=False)
+    # 20 calls in the late window (from t=72) can be judged; 19 cannot.
+    for i in range(20 if triggered else 19):
+        at = 72.0 + i
+        trace.task(f"a{i}-t1", agent=i, deadline=at + 8.0, at=at)
+        trace.call(f"a{i}-t1-c0-i1", op=f"a{i}-t1-c0", tool="search", at=at)
+        trace.decision("circuit_open", at=at, ok=False)
 
 
 def succeeds(trace: TraceBuilder, *, triggered: bool) -> None:

@@ -112,9 +112,14 @@ def test_the_report_folder_holds_every_scenario_test_that_ran(mixed):
         for case in suites.iter("testcase")
         if case.find("failure") is not None
     ]
-    assert failing == ["mycontroller:careful.retry-after-seconds::seed1.retry_after_respected"]
+    # The run broke the rule, and the event the scenario declares (a Retry-After honoured) never
+    # happened: the vacuous run and the violation are each a failing case.
+    assert failing == [
+        "mycontroller:careful.retry-after-seconds::seed1.run",
+        "mycontroller:careful.retry-after-seconds::seed1.retry_after_respected",
+    ]
     summary = (folder / "summary.md").read_text(encoding="utf-8")
-    assert "**2 of 3 runs passed** · 1 failing · 3 scenarios" in summary
+    assert "**2 of 3 runs passed** · 1 failing (1 vacuous: tested nothing) · 3 scenarios" in summary
     assert "retry-after-seconds" in (folder / "index.html").read_text(encoding="utf-8")
 
 

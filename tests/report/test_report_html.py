@@ -199,7 +199,7 @@ def test_each_health_figure_is_explained_on_the_page(tiny: RunDir) -> None:
     assert (
         "<p><strong>Runs passed</strong> is the verdict: a run passes when every invariant that "
         "applies to its scenario held and the run was not vacuous (it reached a tool and, when "
-        "the scenario has faults, met one). The other figures describe how the runs went; none "
+        "the scenario has faults, met one, and every must_happen event it declares happened). The other figures describe how the runs went; none "
         "of them fails a run by itself.</p>"
     ) in html
     assert (

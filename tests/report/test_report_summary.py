@@ -87,7 +87,7 @@ DEADLINE_OVERRUN = (
 VERDICT = (
     "**Runs passed** is the verdict: a run passes when every invariant that applies to its "
     "scenario held and the run was not vacuous (it reached a tool and, when the scenario has "
-    "faults, met one). The other figures describe how the runs went; none of them fails a run "
+    "faults, met one, and every must_happen event it declares happened). The other figures describe how the runs went; none of them fails a run "
     "by itself."
 )
 NAIVE = (

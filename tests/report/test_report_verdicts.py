@@ -86,7 +86,8 @@ def test_summary_marks_not_exercised_and_counts_vacuous_runs(vacuous: RunDir) ->
     assert (
         "Cells: `·` held in every run, `○` not exercised in any run (its trigger never happened, "
         "so it was not tested), `✗N` violated in N runs, `\u2013` not checked. A vacuous run tested "
-        "nothing (no tool reached, or none of the scenario's faults fired) and fails."
+        "nothing (no tool reached, none of the scenario's faults fired, or a declared "
+        "must_happen event never happened) and fails."
     ) in lines
     assert f"1. **stops · tiny-report · `(vacuous run)`** (1 of 1 runs): {NO_TOOL}" in lines
 

@@ -48,6 +48,7 @@ def test_top_level_properties() -> None:
         "tools",
         "workload",
         "invariants",
+        "must_happen",
         "expect",
         "seeds",
         "transport",

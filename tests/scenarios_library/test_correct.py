@@ -7,11 +7,16 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 import pytest
-from correct import CORRECT, HttpRuleFollower, SyncRuleFollower
-from follower import RuleFollower
 from suites_list import SCENARIOS
 
-from retrychaos.controllers.registry import ControllerRef
+from retrychaos.controllers.registry import ControllerRef, resolve
+from retrychaos.controllers.selftest import (
+    CORRECT,
+    HttpRuleFollower,
+    RuleFollower,
+    SyncRuleFollower,
+    WireController,
+)
 from retrychaos.runner import run_case
 from retrychaos.scenario import load_paths
 
@@ -31,10 +36,21 @@ def library() -> dict[str, Scenario]:
     return {scenario.name: scenario for scenario in scenarios}
 
 
+def refs() -> dict[str, ControllerRef]:
+    """Every correct controller by name: the shipped ones and the reference's sync facade."""
+    shipped = {
+        controller.__name__: ControllerRef(
+            name=controller.__name__, path=f"correct:{controller.__name__}", factory=controller
+        )
+        for controller in (RuleFollower, *CORRECT)
+    }
+    return {**shipped, "reference-sync": resolve("reference-sync")}
+
+
 def cases() -> list[object]:
     """One case per correct controller and shipped scenario; fleet-sized ones are slow."""
     params: list[object] = []
-    for controller in (RuleFollower, *CORRECT):
+    for controller in refs():
         for name, scenario in sorted(library().items()):
             workload = scenario.workload
             slow = workload.agents * workload.tasks_per_agent >= FLEET_CALLS
@@ -42,7 +58,7 @@ def cases() -> list[object]:
                 pytest.param(
                     controller,
                     name,
-                    id=f"{controller.__name__}-{name}",
+                    id=f"{controller}-{name}",
                     marks=[pytest.mark.slow] if slow else [],
                 )
             )
@@ -50,24 +66,40 @@ def cases() -> list[object]:
 
 
 def test_the_styles_differ():
-    """One correct controller is a sync ``def call``, one sends its own HTTP requests."""
+    """One correct controller is a sync ``def call``, two send their own HTTP requests."""
     assert not inspect.iscoroutinefunction(SyncRuleFollower.call)
     assert inspect.iscoroutinefunction(HttpRuleFollower.call)
     assert HttpRuleFollower.attempt is not RuleFollower.attempt
-    assert {SyncRuleFollower, HttpRuleFollower} == set(CORRECT)
+    assert inspect.iscoroutinefunction(WireController.call)
+    assert {SyncRuleFollower, HttpRuleFollower, WireController} == set(CORRECT)
+
+
+def test_the_wire_controller_shares_no_code_with_the_rule_follower():
+    """The controller written apart imports nothing of the rule follower or of the harness."""
+    source = inspect.getsource(inspect.getmodule(WireController))
+    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert imports == [
+        "from __future__ import annotations",
+        "import email.utils",
+        "import hashlib",
+        "import json",
+        "import random",
+        "from dataclasses import dataclass, field",
+        "from typing import Any, Final",
+        "import httpx",
+    ]
+    assert not issubclass(WireController, RuleFollower)
 
 
 @pytest.mark.parametrize(("controller", "name"), cases())
-def test_correct_controller_passes(controller: type[RuleFollower], name: str):
+def test_correct_controller_passes(controller: str, name: str):
     """A correct controller passes the scenario on every seed from 1 to 10."""
     scenario = library()[name]
-    ref = ControllerRef(
-        name=controller.__name__, path=f"correct:{controller.__name__}", factory=controller
-    )
+    ref = refs()[controller]
     failing = []
     for seed in CORRECT_SEEDS:
         result = run_case(scenario, ref, seed, keep_events=False)
         if not result.passed:
             broken = sorted({violation["invariant"] for violation in result.violations})
             failing.append(f"seed {seed}: {broken} {result.error or result.vacuous or ''}".rstrip())
-    assert not failing, f"{controller.__name__} on {name}:\n" + "\n".join(failing)
+    assert not failing, f"{controller} on {name}:\n" + "\n".join(failing)

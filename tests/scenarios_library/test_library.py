@@ -7,7 +7,6 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 import pytest
-from broken import BROKEN, Broken, RuleFollower
 from suites_list import (
     END,
     ROOT,
@@ -20,6 +19,7 @@ from suites_list import (
 )
 
 from retrychaos.controllers.registry import ControllerRef
+from retrychaos.controllers.selftest import PLANTED, Planted, RuleFollower
 from retrychaos.invariants.registry import BY_ID
 from retrychaos.runner import run_case
 from retrychaos.scenario import load_paths
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from retrychaos.world.spec import Scenario
 
 LIBRARY_SEEDS = range(1, 21)
-BROKEN_SEEDS = range(1, 6)
+PLANTED_SEEDS = range(1, 6)
 REGENERATE = ".venv/bin/python tests/scenarios_library/suites_list.py --write docs/scenarios.md"
 
 
@@ -43,9 +43,11 @@ def library() -> dict[str, Scenario]:
 
 
 def ref(controller: type[RuleFollower]) -> ControllerRef:
-    """A controller of ``broken.py`` as the runner takes it."""
+    """A planted-bug controller as the runner takes it."""
     name = controller.__name__
-    return ControllerRef(name=name, path=f"broken:{name}", factory=controller)
+    return ControllerRef(
+        name=name, path=f"retrychaos.controllers.selftest:{name}", factory=controller
+    )
 
 
 def violated(result: CaseResult) -> set[str]:
@@ -101,23 +103,23 @@ def test_fleet_scenarios_judge_the_breaker():
 
 def test_every_invariant_has_a_broken_controller():
     """Every invariant of the catalogue is the target of at least one broken variant."""
-    covered = {entry.invariant for entry in BROKEN}
+    covered = {entry.invariant for entry in PLANTED}
     assert covered == set(BY_ID), f"not covered: {sorted(set(BY_ID) - covered)}"
 
 
-@pytest.mark.parametrize("entry", BROKEN, ids=lambda e: f"{e.controller.__name__}-{e.invariant}")
-def test_broken_variant_differs_by_one_rule(entry: Broken):
+@pytest.mark.parametrize("entry", PLANTED, ids=lambda e: f"{e.controller.__name__}-{e.invariant}")
+def test_broken_variant_differs_by_one_rule(entry: Planted):
     """A broken variant overrides exactly one method or flag of the correct controller."""
     own = {name for name in vars(entry.controller) if not name.startswith("__")}
     assert len(own) == 1, f"{entry.controller.__name__} overrides {sorted(own)}"
     assert entry.controller.__mro__[1] is RuleFollower
 
 
-@pytest.mark.parametrize("entry", BROKEN, ids=lambda e: f"{e.controller.__name__}-{e.invariant}")
-def test_broken_variant_is_caught(entry: Broken):
+@pytest.mark.parametrize("entry", PLANTED, ids=lambda e: f"{e.controller.__name__}-{e.invariant}")
+def test_broken_variant_is_caught(entry: Planted):
     """The broken variant violates its invariant on its scenario; the correct one passes it."""
     scenario = library()[entry.scenario]
-    for seed in BROKEN_SEEDS:
+    for seed in PLANTED_SEEDS:
         bad = run_case(scenario, ref(entry.controller), seed, keep_events=False)
         assert bad.error is None, bad.error
         assert entry.invariant in violated(bad), (

@@ -1,17 +1,20 @@
-"""Variants of the rule-following controller that each break exactly one rule.
+"""Planted bugs: variants of the rule-following controller that each break exactly one rule.
 
-:class:`~follower.RuleFollower` (``follower.py``) follows every rule. Each
-variant here overrides one method or one flag of it, so the bug is the only
-difference: the scenario library must catch it through the invariant named
-in :data:`BROKEN`, on every seed of ``test_library.BROKEN_SEEDS``.
+:class:`~retrychaos.controllers.selftest.follower.RuleFollower` follows every
+rule. Each variant here overrides one method or one flag of it, so the bug is
+the only difference: a scenario selection covers a rule when some scenario of
+it makes the variant violate the rule's invariant on every seed.
+:data:`PLANTED` pairs each variant with its rule and the shipped scenario
+known to catch it (the library's tests hold that pairing true on seeds 1-5).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
-from follower import (
+from .follower import (
     ARGUMENT,
     PERMANENT,
     TRANSIENT,
@@ -22,7 +25,7 @@ from follower import (
     TaskBudget,
 )
 
-__all__ = ["BROKEN", "Broken", "RuleFollower"]
+__all__ = ["PLANTED", "Planted", "RuleFollower"]
 
 
 # -- the broken variants: one rule each ----------------------------------------
@@ -131,7 +134,7 @@ class PerCallBudget(RuleFollower):
 
     def budget_key(self, ctx: Any) -> str:
         """Key the budget by the call, not the task."""
-        return ctx.call_id
+        return str(ctx.call_id)
 
 
 class RetriesUnknown(RuleFollower):
@@ -168,7 +171,8 @@ class TripsOnStatusOnly(RuleFollower):
 
     def trips(self, failure: Failure | None) -> bool:
         """Only a 5xx answer counts; a timeout or a reset does not."""
-        return failure is not None and failure.status is not None and failure.status >= 500
+        status = None if failure is None else failure.status
+        return status is not None and status >= HTTPStatus.INTERNAL_SERVER_ERROR
 
 
 class ProbeFlood(RuleFollower):
@@ -190,7 +194,7 @@ class Uncapped(RuleFollower):
 
     def backoff(self, attempt: int) -> float:
         """``base * 2**(attempt-1)`` with jitter, never capped."""
-        delay = self.contract.base_delay_s * 2 ** (attempt - 1)
+        delay = float(self.contract.base_delay_s * 2 ** (attempt - 1))
         return delay * (1 + self.JITTER * self.rng.random())
 
 
@@ -226,7 +230,7 @@ class RetryAfterIsTheWait(RuleFollower):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Broken:
+class Planted:
     """A broken variant, the invariant it must violate, and a scenario that shows it."""
 
     controller: type[RuleFollower]
@@ -234,104 +238,104 @@ class Broken:
     scenario: str
 
 
-BROKEN: tuple[Broken, ...] = (
-    Broken(
+PLANTED: tuple[Planted, ...] = (
+    Planted(
         controller=PerCallBudget,
         invariant="no_request_amplification",
         scenario="replans-sdk-controller-27",
     ),
-    Broken(
+    Planted(
         controller=FreshKeyPerAttempt,
         invariant="no_duplicate_side_effects",
         scenario="commit-timeout-dedup-keys",
     ),
-    Broken(
+    Planted(
         controller=SleepsPastDeadline,
         invariant="deadline_adherence",
         scenario="backoff-crosses-deadline",
     ),
-    Broken(
+    Planted(
         controller=IgnoresRetryAfter,
         invariant="retry_after_respected",
         scenario="retry-after-seconds",
     ),
-    Broken(
+    Planted(
         controller=RetriesPermanent, invariant="no_retry_on_permanent", scenario="forbidden-403"
     ),
-    Broken(
+    Planted(
         controller=ReplaysArgumentErrors,
         invariant="argument_errors_to_model",
         scenario="fixable-422",
     ),
-    Broken(
+    Planted(
         controller=RetriesUnknown,
         invariant="unknown_retried_at_most_once",
         scenario="500-on-keyed-side-effect",
     ),
-    Broken(
+    Planted(
         controller=RetriesUnknown,
         invariant="unknown_retried_at_most_once",
         scenario="unparseable-error",
     ),
-    Broken(
+    Planted(
         controller=ReplaysUnsafeSideEffects,
         invariant="unsafe_side_effects_not_replayed",
         scenario="commit-timeout-no-keys",
     ),
-    Broken(
+    Planted(
         controller=FreshKeyPerAttempt,
         invariant="idempotency_key_stable",
         scenario="key-stable-across-layers",
     ),
-    Broken(
+    Planted(
         controller=ZeroWait, invariant="backoff_bounded_and_jittered", scenario="burst-503-clears"
     ),
-    Broken(
+    Planted(
         controller=LockStep, invariant="backoff_bounded_and_jittered", scenario="brownout-20pct"
     ),
-    Broken(
+    Planted(
         controller=LockStep,
         invariant="backoff_bounded_and_jittered",
         scenario="herd-fails-together",
     ),
-    Broken(controller=NoBreaker, invariant="breaker_sheds_load", scenario="outage-1000-agents"),
-    Broken(
+    Planted(controller=NoBreaker, invariant="breaker_sheds_load", scenario="outage-1000-agents"),
+    Planted(
         controller=NeverRetries, invariant="succeeds_when_possible", scenario="burst-503-clears"
     ),
-    Broken(controller=ClaimsSuccess, invariant="honest_outcomes", scenario="forbidden-403"),
-    Broken(
+    Planted(controller=ClaimsSuccess, invariant="honest_outcomes", scenario="forbidden-403"),
+    Planted(
         controller=LeaksSecrets, invariant="audit_complete_and_redacted", scenario="planted-secrets"
     ),
-    Broken(
+    Planted(
         controller=TripsOnStatusOnly, invariant="breaker_sheds_load", scenario="outage-timeouts"
     ),
-    Broken(
+    Planted(
         controller=ProbeFlood, invariant="breaker_sheds_load", scenario="half-open-hanging-probe"
     ),
-    Broken(
+    Planted(
         controller=NeverRecloses,
         invariant="succeeds_when_possible",
         scenario="outage-then-recovery",
     ),
-    Broken(
+    Planted(
         controller=Uncapped, invariant="backoff_bounded_and_jittered", scenario="backoff-cap-binds"
     ),
-    Broken(
+    Planted(
         controller=PerToolBudget,
         invariant="no_request_amplification",
         scenario="task-budget-across-tools",
     ),
-    Broken(
+    Planted(
         controller=KeyPerInvocation,
         invariant="idempotency_key_stable",
         scenario="replan-after-ambiguous-commit",
     ),
-    Broken(
+    Planted(
         controller=KeyPerInvocation,
         invariant="no_duplicate_side_effects",
         scenario="replan-after-ambiguous-commit",
     ),
-    Broken(
+    Planted(
         controller=RetryAfterIsTheWait,
         invariant="backoff_bounded_and_jittered",
         scenario="retry-after-date-in-past",

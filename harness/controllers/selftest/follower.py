@@ -13,8 +13,8 @@ per attempt without secrets.
 Its rules live in :meth:`RuleFollower.steps`, a generator that yields what it
 needs done (:class:`Sleep`, :class:`Attempt`) and receives the outcome, so the
 async driver here and the sync and HTTP-layer drivers of ``correct.py`` share
-one core (tenacity's shape); its values and breaker are in ``pieces.py``. The
-broken variants of ``broken.py`` override one rule each.
+one core (tenacity's shape); its values and breaker are in ``_pieces.py``. The
+planted bugs of ``planted.py`` override one rule each.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ import random
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from pieces import (
+
+from ...contract import AUDIT_FIELDS
+from ._pieces import (
     ARGUMENT,
     ARGUMENT_STATUSES,
     NEVER_SENT,
@@ -42,10 +44,11 @@ from pieces import (
     key_digest,
 )
 
-from retrychaos.contract import AUDIT_FIELDS
-
 if TYPE_CHECKING:
     from collections.abc import Generator
+
+TOO_MANY_REQUESTS = 429
+"""The status of a service pacing its callers: it is up, so it does not trip the breaker."""
 
 __all__ = [
     "ARGUMENT",
@@ -95,12 +98,13 @@ class RuleFollower:
 
     def budget_key(self, ctx: Any) -> str:
         """One budget per task, shared by re-plans and every layer."""
-        return ctx.task_id
+        return str(ctx.task_id)
 
     def key_for(self, ctx: Any, attempt: int) -> str | None:
         """The agent's key for the operation, the same on every attempt."""
         del attempt
-        return ctx.idempotency_key
+        key: str | None = ctx.idempotency_key
+        return key
 
     def repeatable(self, ctx: Any) -> bool:
         """Whether sending the operation twice cannot do it twice."""
@@ -150,12 +154,12 @@ class RuleFollower:
             when = email.utils.parsedate_to_datetime(text)
         except (TypeError, ValueError):
             return None
-        return max(0.0, when.timestamp() - self.env.clock.wall())
+        return max(0.0, when.timestamp() - float(self.env.clock.wall()))
 
     def backoff(self, attempt: int) -> float:
         """Capped exponential backoff with jitter, for the ``attempt``-th failure of an op."""
         c = self.contract
-        delay = min(c.max_delay_s, c.base_delay_s * 2 ** (attempt - 1))
+        delay = float(min(c.max_delay_s, c.base_delay_s * 2 ** (attempt - 1)))
         return delay * (1 + self.JITTER * self.rng.random())
 
     def fits(self, now: float, wait: float, deadline: float) -> bool:
@@ -169,7 +173,9 @@ class RuleFollower:
         too. A 429 does not: the service is up and pacing its callers.
         """
         return (
-            failure is not None and failure.kind in {TRANSIENT, UNKNOWN} and failure.status != 429
+            failure is not None
+            and failure.kind in {TRANSIENT, UNKNOWN}
+            and failure.status != TOO_MANY_REQUESTS
         )
 
     def settle(self, breaker: Breaker, permit: str, *, failed: bool, now: float) -> None:
@@ -216,7 +222,9 @@ class RuleFollower:
             "idempotency_key_digest": key_digest(ctx.idempotency_key),
             **fields,
         }
-        assert set(AUDIT_FIELDS) <= set(record), set(AUDIT_FIELDS) - set(record)
+        missing = set(AUDIT_FIELDS) - set(record)
+        if missing:  # a rule of this controller lost a field: fail loudly, never audit less
+            raise RuntimeError(f"audit record lacks {sorted(missing)}")
         self.env.audit(record)
 
     # -- machinery -------------------------------------------------------------
@@ -224,7 +232,7 @@ class RuleFollower:
     def spent(self, budget: TaskBudget, ctx: Any) -> bool:
         """Whether the task, the operation or the tool has no attempt left."""
         c = self.contract
-        return (
+        return bool(
             budget.attempts >= c.max_attempts_per_task
             or budget.per_op[ctx.operation_id] >= c.max_attempts_per_call
             or budget.per_tool[ctx.tool] >= c.max_attempts_per_call

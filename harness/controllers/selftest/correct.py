@@ -21,7 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from follower import Attempt, RuleFollower, Sleep
+
+from .follower import Attempt, RuleFollower, Sleep
+from .wire import WireController
 
 __all__ = ["CORRECT", "HttpRuleFollower", "SyncRuleFollower"]
 
@@ -29,7 +31,7 @@ __all__ = ["CORRECT", "HttpRuleFollower", "SyncRuleFollower"]
 class SyncRuleFollower(RuleFollower):
     """The rule follower as a sync controller (``def call``), one instance for the fleet."""
 
-    def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:  # type: ignore[override]
+    def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
         """Complete one invocation of a sync tool under the rules (the sync driver)."""
         steps = self.steps(args, ctx)
         reply: Any = None
@@ -67,5 +69,5 @@ class HttpRuleFollower(RuleFollower):
         return response.json()
 
 
-CORRECT: tuple[type[RuleFollower], ...] = (SyncRuleFollower, HttpRuleFollower)
-"""Correct controllers in other styles than the async rule follower."""
+CORRECT: tuple[type[Any], ...] = (SyncRuleFollower, HttpRuleFollower, WireController)
+"""Correct controllers besides the async rule follower: two faces of it, one written apart."""

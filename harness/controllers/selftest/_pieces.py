@@ -67,7 +67,7 @@ class Attempt:
 
 
 class Breaker:
-    """Per tool: opens after ``threshold`` consecutive failures; ``probes`` at once when half-open."""
+    """Per tool: opens after ``threshold`` failures in a row; ``probes`` at once when half-open."""
 
     def __init__(self, threshold: int = 5, cooldown_s: float = 5.0, probes: int = 1) -> None:
         """Start closed."""
