@@ -60,6 +60,10 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.adapters.pybreaker_tenacity:factory",
         "a pybreaker circuit breaker per tool inside tenacity-good's retries",
     ),
+    "langgraph": (
+        "retrychaos.controllers.frameworks.langgraph:factory",
+        "a LangGraph agent graph, its ToolNode added with retry_policy=RetryPolicy()",
+    ),
 }
 
 
@@ -95,6 +99,8 @@ def resolve(name: str) -> ControllerRef:
         )
     try:
         module = _import_from_here(module_name)
+    except ControllerLoadError:  # a built-in's own message: its framework is missing
+        raise
     except ImportError as exc:
         raise ControllerLoadError(
             f"controller {name!r}: cannot import module {module_name!r} ({exc}); "

@@ -1,0 +1,113 @@
+"""The LangChain-family framework controllers, run in the virtual world on small scenarios."""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from retrychaos.cli.app import app
+from retrychaos.controllers.registry import BUILTINS, resolve
+from retrychaos.errors import ControllerLoadError
+from retrychaos.runner import CaseResult, run_case
+from retrychaos.scenario import load_scenario
+
+SCENARIOS = Path(__file__).parents[1] / "adapters" / "scenarios"
+CONTROLLERS = {"langgraph": "langgraph"}
+"""Each controller and the framework package it imports first."""
+FIRST_IMPORT = {"langgraph": "langgraph.graph"}
+"""The first module of that package the controller imports."""
+
+
+@cache
+def run(scenario: str, controller: str, seed: int = 1) -> CaseResult:
+    """Run one case of a scenario under ``tests/adapters/scenarios`` (cached per session)."""
+    result = run_case(load_scenario(SCENARIOS / f"{scenario}.yaml"), resolve(controller), seed)
+    assert result.error is None, result.error
+    return result
+
+
+def layers(result: CaseResult) -> list[str]:
+    """The layer of each request of a run, in order."""
+    return [e.data["layer"] for e in result.events or [] if e.kind == "request"]
+
+
+def decisions(result: CaseResult) -> list[tuple[str, str | None]]:
+    """Each decision returned to the model, with the first line of its error."""
+    found = [e.data for e in result.events or [] if e.kind == "decision"]
+    return [(d["decision"], (d.get("error") or "").split("\n")[0] or None) for d in found]
+
+
+def violated(result: CaseResult) -> set[str]:
+    """The invariants a run violated."""
+    return {violation["invariant"] for violation in result.violations}
+
+
+def test_langgraph_retries_503s_as_framework_requests():
+    """LangGraph's RetryPolicy re-runs the tool node after each 503; the reruns are 'framework'."""
+    result = run("read-503-twice", "langgraph")
+    assert result.passed, result.violations
+    assert layers(result) == ["controller", "framework", "framework"]
+    assert decisions(result) == [("ok", None)]
+
+
+def test_langgraph_raises_an_httpx_404_at_once():
+    """default_retry_on does not retry an httpx 4xx: one request, the error propagates."""
+    result = run("permanent-404", "langgraph")
+    assert layers(result) == ["controller"]
+    error = "HTTPStatusError: Client error '404 Not Found' for url 'http://customer.tools.test/customer'"
+    assert decisions(result) == [("raised", error)]
+
+
+def test_langgraph_replays_a_post_after_a_timeout():
+    """default_retry_on retries httpx's ReadTimeout, so a committed POST is sent again."""
+    result = run("post-timeout-after-commit", "langgraph")
+    assert layers(result) == ["controller", "framework"]
+    assert violated(result) == {"no_duplicate_side_effects", "unsafe_side_effects_not_replayed"}
+
+
+def _forget(monkeypatch: pytest.MonkeyPatch, controller: str, package: str) -> None:
+    """Make ``package`` unimportable and ``controller``'s module not yet imported.
+
+    Its submodules go too: an import finds a cached submodule without its parent.
+    """
+    module = BUILTINS[controller][0].partition(":")[0]
+    for name in [name for name in sys.modules if name == module or name.startswith(package + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, package, None)
+
+
+@pytest.mark.parametrize(("controller", "package"), sorted(CONTROLLERS.items()))
+def test_a_missing_framework_names_itself_and_the_extra(monkeypatch, controller, package):
+    """Without its framework a controller fails to load, naming the import and the extra."""
+    _forget(monkeypatch, controller, package)
+    module = FIRST_IMPORT[controller]
+    with pytest.raises(ControllerLoadError) as caught:
+        resolve(controller)
+    assert str(caught.value) == (
+        f"controller {controller!r} needs the {package!r} package, which cannot be imported "
+        f"(No module named '{module}'; '{package}' is not a package); "
+        "install the framework extra: pip install 'retrychaos[frameworks]'"
+    )
+
+
+def test_run_exits_2_when_the_framework_is_missing(monkeypatch, tmp_path):
+    """`retrychaos run --controller langgraph` exits 2 with the load error, running nothing."""
+    _forget(monkeypatch, "langgraph", "langgraph")
+    outcome = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(SCENARIOS / "permanent-404.yaml"),
+            "--controller",
+            "langgraph",
+            "--report",
+            str(tmp_path / "r"),
+        ],
+    )
+    assert outcome.exit_code == 2
+    assert "controller 'langgraph' needs the 'langgraph' package" in outcome.output
+    assert "pip install 'retrychaos[frameworks]'" in outcome.output
