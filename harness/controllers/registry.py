@@ -64,6 +64,10 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.frameworks.langgraph:factory",
         "a LangGraph agent graph, its ToolNode added with retry_policy=RetryPolicy()",
     ),
+    "langchain-retry-middleware": (
+        "retrychaos.controllers.frameworks.langchain:factory",
+        "a LangChain v1 create_agent with ToolRetryMiddleware() defaults: 2 retries, any error",
+    ),
 }
 
 

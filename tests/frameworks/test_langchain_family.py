@@ -7,18 +7,20 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typer.testing import CliRunner
 
 from retrychaos.cli.app import app
+from retrychaos.controllers.frameworks._lc import read_messages
 from retrychaos.controllers.registry import BUILTINS, resolve
 from retrychaos.errors import ControllerLoadError
 from retrychaos.runner import CaseResult, run_case
 from retrychaos.scenario import load_scenario
 
 SCENARIOS = Path(__file__).parents[1] / "adapters" / "scenarios"
-CONTROLLERS = {"langgraph": "langgraph"}
+CONTROLLERS = {"langgraph": "langgraph", "langchain-retry-middleware": "langchain"}
 """Each controller and the framework package it imports first."""
-FIRST_IMPORT = {"langgraph": "langgraph.graph"}
+FIRST_IMPORT = {"langgraph": "langgraph.graph", "langchain-retry-middleware": "langchain.agents"}
 """The first module of that package the controller imports."""
 
 
@@ -67,6 +69,72 @@ def test_langgraph_replays_a_post_after_a_timeout():
     result = run("post-timeout-after-commit", "langgraph")
     assert layers(result) == ["controller", "framework"]
     assert violated(result) == {"no_duplicate_side_effects", "unsafe_side_effects_not_replayed"}
+
+
+def test_tool_retry_middleware_retries_503s_as_framework_requests():
+    """ToolRetryMiddleware() re-executes the tool after each 503, about 1 s then 2 s later."""
+    result = run("read-503-twice", "langchain-retry-middleware")
+    assert result.passed, result.violations
+    assert layers(result) == ["controller", "framework", "framework"]
+    starts = [e.at for e in result.events or [] if e.kind == "request"]
+    assert 0.75 <= starts[1] - starts[0] - 0.05 <= 1.25
+    assert 1.5 <= starts[2] - starts[1] - 0.05 <= 2.5
+    assert decisions(result) == [("ok", None)]
+
+
+def test_tool_retry_middleware_retries_a_404_then_hands_the_model_its_text():
+    """Every exception is retried, a 404 too; the error text handed back is read as 'stop'."""
+    result = run("permanent-404", "langchain-retry-middleware")
+    assert layers(result) == ["controller", "framework", "framework"]
+    assert violated(result) == {"no_retry_on_permanent"}
+    error = (
+        "Tool 'customer' failed after 3 attempts with HTTPStatusError: Client error "
+        "'404 Not Found' for url 'http://customer.tools.test/customer'"
+    )
+    assert decisions(result) == [("stop", error)]
+
+
+def test_an_error_text_naming_a_422_is_model_fix_without_a_field():
+    """A 400/422 in the handed-back text is model_fix; the text carries no field to fix."""
+    text = "Tool 'book' failed after 3 attempts with HTTPStatusError: Client error '422 Unprocessable Entity' for url 'http://x'. Please try again."
+    answer = ToolMessage(content=text, tool_call_id="call_1", status="error")
+    assert read_messages([answer]) == {
+        "ok": False,
+        "decision": "model_fix",
+        "code": None,
+        "field": None,
+        "status": 422,
+        "error": text,
+    }
+
+
+def test_an_error_text_without_a_status_is_stop():
+    """An exhausted timeout (no status in the text) is 'stop'."""
+    text = "Tool 'read' failed after 3 attempts with ReadTimeout: timed out. Please try again."
+    answer = ToolMessage(content=text, tool_call_id="call_1", status="error")
+    assert read_messages([answer]) == {
+        "ok": False,
+        "decision": "stop",
+        "status": None,
+        "error": text,
+    }
+
+
+def test_a_tool_result_is_read_from_the_last_tool_message():
+    """A successful ToolMessage is the tool's JSON result, or its text when not JSON."""
+    first = ToolMessage(content='{"id": 1}', tool_call_id="call_1")
+    assert read_messages([first]) == {"id": 1}
+    assert read_messages([first, ToolMessage(content="done", tool_call_id="call_2")]) == "done"
+
+
+def test_a_run_that_never_executed_the_tool_is_an_error():
+    """A framework run with no ToolMessage says which messages it ended with."""
+    with pytest.raises(RuntimeError) as caught:
+        read_messages([HumanMessage("hi"), AIMessage("bye")])
+    assert str(caught.value) == (
+        "the framework run ended without executing the tool; its messages: "
+        "['HumanMessage', 'AIMessage']"
+    )
 
 
 def _forget(monkeypatch: pytest.MonkeyPatch, controller: str, package: str) -> None:
