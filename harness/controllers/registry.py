@@ -7,9 +7,13 @@ import inspect
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ControllerLoadError
+from ..world.families import HTTPX, Family, declared_family
+
+if TYPE_CHECKING:
+    from ..contract import Env
 
 BUILTINS: dict[str, tuple[str, str]] = {
     "naive": (
@@ -160,7 +164,31 @@ def check_factory(name: str, factory: Any) -> None:
             "expected 'def factory(env) -> controller'"
         ) from exc
     except ValueError:  # builtins without a signature: let the call decide
-        return
+        pass
+    controller_family(name, factory)
+
+
+def controller_family(name: str, *declarers: Any) -> Family:
+    """The client family the first declarer declares (``client_family``); httpx if none does.
+
+    Raises:
+        ControllerLoadError: the declared name is no family (the message names them).
+    """
+    try:
+        return declared_family(*declarers) or HTTPX
+    except ValueError as exc:
+        raise ControllerLoadError(f"controller {name!r}: {exc}") from None
+
+
+def settle_family(controller: ControllerRef, instance: Any, env: Env) -> Family:
+    """Check what the factory returned; the client family it speaks, which ``env`` adopts.
+
+    The factory's declaration wins; the object's counts when the factory makes none.
+    """
+    check_controller(controller.name, instance)
+    family = controller_family(controller.name, controller.factory, instance)
+    env._adopt_family(family)  # noqa: SLF001 (the harness's own hook)
+    return family
 
 
 def check_controller(name: str, controller: Any) -> None:
