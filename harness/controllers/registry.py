@@ -72,6 +72,10 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.frameworks.langchain:factory",
         "a LangChain v1 create_agent with ToolRetryMiddleware() defaults: 2 retries, any error",
     ),
+    "openai-sdk": (
+        "retrychaos.controllers.frameworks.openai_sdk:factory",
+        "the openai SDK's client.post to the tool, its default max_retries=2 (httpx2)",
+    ),
 }
 
 

@@ -18,10 +18,15 @@ from retrychaos.runner import CaseResult, run_case
 from retrychaos.scenario import load_scenario
 
 SCENARIOS = Path(__file__).parents[1] / "adapters" / "scenarios"
-CONTROLLERS = {"langgraph": "langgraph", "langchain-retry-middleware": "langchain"}
-"""Each controller and the framework package it imports first."""
-FIRST_IMPORT = {"langgraph": "langgraph.graph", "langchain-retry-middleware": "langchain.agents"}
-"""The first module of that package the controller imports."""
+CONTROLLERS = {
+    "langgraph": ("langgraph", "No module named 'langgraph.graph'; 'langgraph' is not a package"),
+    "langchain-retry-middleware": (
+        "langchain",
+        "No module named 'langchain.agents'; 'langchain' is not a package",
+    ),
+    "openai-sdk": ("openai", "import of openai halted; None in sys.modules"),
+}
+"""Each controller, the framework package it needs, and Python's error when it is missing."""
 
 
 @cache
@@ -137,6 +142,36 @@ def test_a_run_that_never_executed_the_tool_is_an_error():
     )
 
 
+def test_openai_sdk_retries_503s_as_framework_requests():
+    """The SDK's max_retries=2 re-sends after each 503; its retries are 'framework'."""
+    result = run("read-503-twice", "openai-sdk")
+    assert result.passed, result.violations
+    assert layers(result) == ["controller", "framework", "framework"]
+    assert decisions(result) == [("ok", None)]
+
+
+def test_openai_sdk_raises_its_own_404_error_at_once():
+    """The SDK does not retry a 404; its NotFoundError propagates."""
+    result = run("permanent-404", "openai-sdk")
+    assert layers(result) == ["controller"]
+    assert decisions(result) == [
+        ("raised", "NotFoundError: Error code: 404 - simulated 404 not found")
+    ]
+
+
+def test_openai_sdk_waits_its_600_s_timeout_then_replays_the_post():
+    """The SDK's default 600 s timeout outlasts the deadline, then it sends the POST again."""
+    result = run("post-timeout-after-commit", "openai-sdk")
+    starts = [e.at for e in result.events or [] if e.kind == "request"]
+    assert layers(result) == ["controller", "framework"]
+    assert 600 < starts[1] < 610
+    assert violated(result) == {
+        "deadline_adherence",
+        "no_duplicate_side_effects",
+        "unsafe_side_effects_not_replayed",
+    }
+
+
 def _forget(monkeypatch: pytest.MonkeyPatch, controller: str, package: str) -> None:
     """Make ``package`` unimportable and ``controller``'s module not yet imported.
 
@@ -148,16 +183,16 @@ def _forget(monkeypatch: pytest.MonkeyPatch, controller: str, package: str) -> N
     monkeypatch.setitem(sys.modules, package, None)
 
 
-@pytest.mark.parametrize(("controller", "package"), sorted(CONTROLLERS.items()))
-def test_a_missing_framework_names_itself_and_the_extra(monkeypatch, controller, package):
+@pytest.mark.parametrize("controller", sorted(CONTROLLERS))
+def test_a_missing_framework_names_itself_and_the_extra(monkeypatch, controller):
     """Without its framework a controller fails to load, naming the import and the extra."""
+    package, reason = CONTROLLERS[controller]
     _forget(monkeypatch, controller, package)
-    module = FIRST_IMPORT[controller]
     with pytest.raises(ControllerLoadError) as caught:
         resolve(controller)
     assert str(caught.value) == (
         f"controller {controller!r} needs the {package!r} package, which cannot be imported "
-        f"(No module named '{module}'; '{package}' is not a package); "
+        f"({reason}); "
         "install the framework extra: pip install 'retrychaos[frameworks]'"
     )
 
