@@ -70,17 +70,19 @@ class OpenAISdk:
     client_family = "httpx2"
 
     def __init__(self, env: Any) -> None:
-        """Keep the run's network; clients are made per tool host on first use."""
-        self._transport = FrameworkLayerTransport(env.transport)
+        """Keep the environment; clients are made per tool host on first use."""
+        self._env = env
         self._clients: dict[str, openai.AsyncOpenAI] = {}
 
     def _client(self, origin: str) -> openai.AsyncOpenAI:
         client = self._clients.get(origin)
         if client is None:
+            # Read at the first call, once the harness has settled the declared family.
+            transport = FrameworkLayerTransport(self._env.transport)
             client = self._clients[origin] = openai.AsyncOpenAI(
                 base_url=origin,
                 api_key="sk-test",
-                http_client=httpx2.AsyncClient(transport=self._transport),
+                http_client=httpx2.AsyncClient(transport=transport),
             )
         return client
 
