@@ -60,6 +60,9 @@ END = "<!-- matrix:end -->"
 DEFAULT_SEED_COUNT = 1
 """Seeds ``1..N`` by default: small enough for the test that checks the committed matrix."""
 DEFAULT_JOBS = 2
+WATCHDOG_S = 30.0
+"""Real seconds one loop iteration may take: a thousand agents' framework steps
+(LangGraph, LangChain) can share one iteration, which takes seconds on a busy machine."""
 EXCLUDED_SUITES: tuple[str, ...] = ()
 """Suites of the shipped library left out of the matrix (none: every scenario runs)."""
 
@@ -282,7 +285,7 @@ def run_matrix(
 ) -> Matrix:
     """Run every controller over ``scenarios`` with ``seeds`` and fold the results."""
     names = list(controllers) if controllers is not None else list(BUILTINS)
-    results = execute(plan(scenarios, names, list(seeds)), jobs=jobs)
+    results = execute(plan(scenarios, names, list(seeds)), jobs=jobs, watchdog_s=WATCHDOG_S)
     return build_matrix(results, scenarios, seeds)
 
 
