@@ -7,10 +7,18 @@ over the shipped scenarios with seeds ``1..N`` through
 Markdown block between ``<!-- matrix:start -->`` and ``<!-- matrix:end -->``:
 
 - controller x invariant (columns labelled by the registry's
-  :data:`~retrychaos.invariants.registry.LABELS`): ``pass``, ``✗ N`` (N runs with at least one
-  violation of it) or ``n/a`` (the invariant applies to no scenario run);
-- the health metrics per controller (from :mod:`retrychaos.metrics`);
-- where each failure shows: the scenario files and seeds, to replay.
+  :data:`~retrychaos.invariants.registry.LABELS`), each cell the verdict of
+  the stack (the scenarios as written) and of the library alone (an obedient
+  model and no SDK layer, :data:`~retrychaos.scenario.override.LIBRARY_ALONE`)
+  side by side: ``✗ N`` (N runs with at least one violation of it), ``✓``
+  (held wherever exercised), ``○`` (applies, never exercised) or ``n/a``
+  (applies to no scenario run);
+- the health metrics per controller over the stack's runs (from
+  :mod:`retrychaos.metrics`);
+- where each failure shows, stack and alone: the scenario files and seeds, to replay.
+
+The rows are the controllers asked for (by default every built-in, in the
+registry's order): a controller added to the registry gets its row.
 
 The output depends only on the scenarios, the controllers and the seeds: no
 timestamps, no wall times. ``--check`` compares instead of writing (exit 1 on
@@ -25,21 +33,21 @@ import logging
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .controllers.registry import BUILTINS
 from .invariants.registry import ALL as INVARIANTS
-from .invariants.registry import LABELS, selected
+from .invariants.registry import LABELS
+from .matrix_fold import Cell, Matrix, Row, build_matrix, changed_alone
 from .scenario import load_paths
 from .scenario.library import library_path
+from .scenario.override import LIBRARY_ALONE
 from .suite import execute, plan
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .runner import CaseResult
     from .world.spec import Scenario
 
 __all__ = [
@@ -67,77 +75,17 @@ EXCLUDED_SUITES: tuple[str, ...] = ()
 """Suites of the shipped library left out of the matrix (none: every scenario runs)."""
 
 
-@dataclass(slots=True)
-class Cell:
-    """One controller x invariant: the runs it applied to, and the failing ones."""
-
-    applicable: int = 0
-    failing: list[tuple[str, int]] = field(default_factory=list)
-    """(scenario name, seed) of each run with at least one violation."""
-
-
-@dataclass(slots=True)
-class Row:
-    """One controller's line of the matrix."""
-
-    controller: str
-    runs: int = 0
-    passed: int = 0
-    errors: int = 0
-    cells: dict[str, Cell] = field(default_factory=dict)
-    amplifications: list[float] = field(default_factory=list)
-    duplicates: int = 0
-    overrun_max: float = 0.0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Matrix:
-    """Every row, the seeds and the scenarios the rows were computed on."""
-
-    rows: list[Row]
-    seeds: tuple[int, ...]
-    scenarios: dict[str, Scenario]
-
-
-def build_matrix(
-    results: Sequence[CaseResult], scenarios: Sequence[Scenario], seeds: Sequence[int]
-) -> Matrix:
-    """Fold case results into rows (one per controller, in first-seen order)."""
-    by_name = {scenario.name: scenario for scenario in scenarios}
-    applies = {
-        scenario.name: {invariant.id for invariant in selected(scenario)} for scenario in scenarios
-    }
-    rows: dict[str, Row] = {}
-    for result in results:
-        row = rows.setdefault(
-            result.controller,
-            Row(
-                controller=result.controller,
-                cells={invariant.id: Cell() for invariant in INVARIANTS},
-            ),
-        )
-        row.runs += 1
-        row.passed += int(result.passed)
-        row.errors += int(result.error is not None)
-        violated = {violation["invariant"] for violation in result.violations}
-        for invariant_id, cell in row.cells.items():
-            if invariant_id in applies.get(result.scenario, set()):
-                cell.applicable += 1
-            if invariant_id in violated:
-                cell.failing.append((result.scenario, result.seed))
-        metrics: dict[str, Any] = result.metrics
-        amplification = metrics.get("amplification")
-        if amplification is not None:
-            row.amplifications.append(float(amplification))
-        row.duplicates += int(metrics.get("duplicate_side_effects") or 0)
-        row.overrun_max = max(row.overrun_max, float(metrics.get("deadline_overrun_max") or 0.0))
-    return Matrix(rows=list(rows.values()), seeds=tuple(seeds), scenarios=by_name)
-
-
-def _cell_text(cell: Cell) -> str:
+def _verdict(cell: Cell) -> str:
+    """A cell's verdict over its runs: violated in N runs, held, never exercised, or n/a."""
     if cell.failing:
         return f"✗ {len(cell.failing)}"
-    return "pass" if cell.applicable else "n/a"
+    if not cell.applicable:
+        return "n/a"
+    return "✓" if cell.held else "○"
+
+
+def _cell_text(row: Row, invariant_id: str) -> str:
+    return f"{_verdict(row.stack.cells[invariant_id])} / {_verdict(row.alone.cells[invariant_id])}"
 
 
 def _link(scenario: Scenario, base: Path) -> str:
@@ -157,27 +105,37 @@ def _seeds_text(seeds: Sequence[int]) -> str:
 def render(matrix: Matrix, base: Path) -> str:
     """Render the block (without the markers); links are relative to the folder ``base``."""
     ids = [invariant.id for invariant in INVARIANTS]
+    changed = sum(changed_alone(scenario) for scenario in matrix.scenarios.values())
     lines = [
         (
             f"Generated by `python -m retrychaos.matrix --seeds {len(matrix.seeds)}`: "
             f"{len(matrix.rows)} controllers x {len(matrix.scenarios)} scenarios x seeds "
-            f"{_seeds_text(matrix.seeds)}. `pass`: no violation in any run the invariant "
-            "applies to; `✗ N`: N runs (scenario x seed) with at least one violation; `n/a`: "
-            "the invariant applies to none of the scenarios."
+            f"{_seeds_text(matrix.seeds)}, judged twice: as the scenario's stack, and as the "
+            f"library alone (`retrychaos run --model obedient --no-sdk-layer`, which changes "
+            f"{changed} of the scenarios). Each cell reads `stack / alone`: `✗ N`: N runs "
+            "(scenario x seed) with at least one violation; `✓`: held in every run that "
+            "exercised it (and exercised at least once); `○`: it applies but no run "
+            "exercised it (its trigger never happened); `n/a`: it applies to none of the "
+            "scenarios."
         ),
         "",
-        "| controller | runs passed | " + " | ".join(LABELS[i] for i in ids) + " |",
-        "|---|---:|" + "---|" * len(ids),
+        "| controller | runs passed (stack) | runs passed (alone) | "
+        + " | ".join(LABELS[i] for i in ids)
+        + " |",
+        "|---|---:|---:|" + "---|" * len(ids),
     ]
     for row in matrix.rows:
-        cells = " | ".join(_cell_text(row.cells[i]) for i in ids)
-        lines.append(f"| `{row.controller}` | {row.passed}/{row.runs} | {cells} |")
+        cells = " | ".join(_cell_text(row, i) for i in ids)
+        lines.append(
+            f"| `{row.controller}` | {row.stack.passed}/{row.stack.runs} | "
+            f"{row.alone.passed}/{row.alone.runs} | {cells} |"
+        )
     lines += [
         "",
         "Columns: " + "; ".join(f"{LABELS[i]} = `{i}`" for i in ids) + ".",
         "",
         (
-            "Health metrics over the same runs (`harness/metrics.py`): amplification is "
+            "Health metrics over the stack's runs (`harness/metrics.py`): amplification is "
             "attempts reaching servers per logical call (mean and max over runs), duplicates "
             "the side effects committed more than once (sum), overrun the largest time past a "
             "task's deadline at which it still sent a request or got a decision (virtual "
@@ -208,29 +166,36 @@ def _where(matrix: Matrix, ids: Sequence[str], base: Path) -> list[str]:
         (
             "Where each failure shows, with the failing seeds when not every seed failed "
             "(replay one with `retrychaos replay --scenario NAME --controller CONTROLLER "
-            "--seed SEED`):"
+            "--seed SEED`, adding `--model obedient --no-sdk-layer` for the library alone):"
         ),
         "",
-        "| controller | invariant | scenarios |",
-        "|---|---|---|",
+        "| controller | invariant | stack | library alone |",
+        "|---|---|---|---|",
     ]
     for row in matrix.rows:
         for invariant_id in ids:
-            failing = row.cells[invariant_id].failing
-            if not failing:
-                continue
-            seeds: dict[str, list[int]] = {}
-            for scenario, seed in failing:
-                seeds.setdefault(scenario, []).append(seed)
-            shown = ", ".join(
-                _link(matrix.scenarios[name], base) + _some_seeds(found, matrix.seeds)
-                for name, found in sorted(
-                    seeds.items(),
-                    key=lambda item: (matrix.scenarios[item[0]].suite, item[0]),
+            stack = row.stack.cells[invariant_id].failing
+            alone = row.alone.cells[invariant_id].failing
+            if stack or alone:
+                lines.append(
+                    f"| `{row.controller}` | `{invariant_id}` | {_failing(matrix, stack, base)} "
+                    f"| {_failing(matrix, alone, base)} |"
                 )
-            )
-            lines.append(f"| `{row.controller}` | `{invariant_id}` | {shown} |")
     return lines
+
+
+def _failing(matrix: Matrix, failing: Sequence[tuple[str, int]], base: Path) -> str:
+    """Name the scenarios (and seeds) of ``failing`` runs, in suite order; ``-`` for none."""
+    seeds: dict[str, list[int]] = {}
+    for scenario, seed in failing:
+        seeds.setdefault(scenario, []).append(seed)
+    shown = ", ".join(
+        _link(matrix.scenarios[name], base) + _some_seeds(found, matrix.seeds)
+        for name, found in sorted(
+            seeds.items(), key=lambda item: (matrix.scenarios[item[0]].suite, item[0])
+        )
+    )
+    return shown or "-"
 
 
 def _some_seeds(found: Sequence[int], seeds: Sequence[int]) -> str:
@@ -285,7 +250,11 @@ def run_matrix(
 ) -> Matrix:
     """Run every controller over ``scenarios`` with ``seeds`` and fold the results."""
     names = list(controllers) if controllers is not None else list(BUILTINS)
-    results = execute(plan(scenarios, names, list(seeds)), jobs=jobs, watchdog_s=WATCHDOG_S)
+    # The library alone is run only where the override changes the scenario: elsewhere the
+    # stack's run is the library's too (build_matrix counts it on both sides).
+    alone = [LIBRARY_ALONE.apply(scenario) for scenario in scenarios if changed_alone(scenario)]
+    cases = plan(scenarios, names, list(seeds)) + plan(alone, names, list(seeds))
+    results = execute(cases, jobs=jobs, watchdog_s=WATCHDOG_S)
     return build_matrix(results, scenarios, seeds)
 
 
@@ -350,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     seeds = list(range(1, options.seeds + 1))
     began = time.perf_counter()
     matrix = run_matrix(scenarios, seeds, jobs=options.jobs)
-    runs = sum(row.runs for row in matrix.rows)
+    runs = sum(row.stack.runs for row in matrix.rows)
     sys.stderr.write(f"{runs} runs in {time.perf_counter() - began:.1f}s\n")
     return 0 if _write(options.out, matrix, check=options.check) else 1
 

@@ -15,8 +15,10 @@ from ..errors import HarnessInputError
 from ..report.results import replay_command
 from ..scenario.library import library_path
 from ..scenario.load import MAX_PLANNED_CALLS
+from ..scenario.override import StackOverride, split_name
 from ..seeds import parse_seeds
 from ..suite import plan, redacted
+from ..world.spec import ModelPolicy  # noqa: TC001 (typer reads the annotations at run time)
 from .common import check_controllers, claim_report_dir, load_scenarios, project_config
 from .config import WATCHDOG_FORMS, watchdog_ok
 from .failures import failure_blocks, next_step, rule, tally_lines
@@ -33,6 +35,14 @@ __all__ = ["replay", "run"]
 DEFAULT_WATCHDOG_S = 5.0
 _TIMELINE = frozenset(
     {"request", "response", "decision", "commit", "task_start", "task_end", "model"}
+)
+_MODEL_HELP = (
+    "Give every scenario this model policy (obedient, stubborn, mutating or give_up) instead "
+    "of its own; obedient judges a library alone. Case ids and replay commands say so."
+)
+_NO_SDK_HELP = (
+    "Remove every scenario's SDK layer (sdk_retries 0), to judge a library alone. Case ids and "
+    "replay commands say so."
 )
 
 
@@ -117,11 +127,17 @@ def run(
             metavar="N",
         ),
     ] = MAX_PLANNED_CALLS,
+    model: Annotated[
+        ModelPolicy | None,
+        typer.Option(help=_MODEL_HELP, metavar="POLICY", show_default=False),
+    ] = None,
+    no_sdk_layer: Annotated[bool, typer.Option("--no-sdk-layer", help=_NO_SDK_HELP)] = False,
 ) -> None:
     """Run scenarios against controllers; write a report; exit non-zero on violations.
 
     Defaults come from [tool.retrychaos] in the nearest pyproject.toml
-    (docs/configuration.md); flags override them.
+    (docs/configuration.md); flags override them. With --model obedient
+    --no-sdk-layer the verdict is the controller's alone, not the stack's.
     """
     config = project_config()
     controllers = controller or list(config.controllers) or ["reference"]
@@ -142,7 +158,8 @@ def run(
             f"no scenario matches the selection ({shlex.join(_selection_words(keyword, tag, invariant))}); "
             f"{len(loaded)} scenario(s) deselected"
         )
-    scenarios = selection.scenarios
+    override = StackOverride(model=model, no_sdk_layer=no_sdk_layer)
+    scenarios = [override.apply(found) for found in selection.scenarios]
     check_controllers(controllers)
     cases = plan(scenarios, controllers, chosen_seeds)
     run_dir = (
@@ -153,6 +170,11 @@ def run(
     count = None if chosen_seeds is None else len(chosen_seeds)
     with claim_report_dir(run_dir):
         say(_collected(len(cases), len(scenarios), len(controllers), count, selection.deselected))
+        if override:
+            say(
+                f"every scenario judged with {override.describe()} "
+                f"(scenario names end with {override.suffix}): not the stack's verdict"
+            )
         results, code = run_and_report(
             cases, run_dir, scenarios, jobs=jobs, keep=keep_traces, watchdog_s=watchdog_s
         )
@@ -167,6 +189,7 @@ def run(
         options += _selection_words(keyword, tag, invariant)
         options += [] if seeds is None else ["--seeds", seeds]
         options += [] if seed is None else ["--seed", str(seed)]
+        options += override.flags
         for line in next_step(controllers, options, report or config.report):
             say(line)
     raise typer.Exit(code)
@@ -245,12 +268,22 @@ def replay(
             show_default=False,
         ),
     ] = None,
+    model: Annotated[
+        ModelPolicy | None,
+        typer.Option(help=_MODEL_HELP, metavar="POLICY", show_default=False),
+    ] = None,
+    no_sdk_layer: Annotated[bool, typer.Option("--no-sdk-layer", help=_NO_SDK_HELP)] = False,
 ) -> None:
     """Re-run one case and print its timeline and violations."""
     from ..runner import run_case  # noqa: PLC0415
 
     config = project_config()
-    found = _find(scenario, list(paths or ()), list(config.scenarios))
+    # A name as a run with an override reported it (name+model-obedient+no-sdk) works too.
+    name, named = split_name(scenario)
+    override = StackOverride(
+        model=model or named.model, no_sdk_layer=no_sdk_layer or named.no_sdk_layer
+    )
+    found = _find(name, list(paths or ()), list(config.scenarios))
     if invariant:
         try:
             narrowed = select([found], invariants=invariant).scenarios
@@ -261,6 +294,7 @@ def replay(
                 f"--invariant: scenario {scenario!r} is not judged on {', '.join(invariant)}"
             )
         found = narrowed[0]
+    found = override.apply(found)
     check_controllers([controller])
     result = redacted(
         run_case(found, resolve(controller), seed, watchdog_s=config.watchdog or DEFAULT_WATCHDOG_S)

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .attribution import Fixes
 from .base import Violation, fmt_t, violation_at
-from .index import Attempt, index_of
+from .index import Attempt, TraceIndex, index_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,11 +31,28 @@ if TYPE_CHECKING:
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
 
-__all__ = ["ARGUMENT_STATUSES", "INVARIANT", "ArgumentErrorsToModel"]
+__all__ = ["ARGUMENT_STATUSES", "FIXES", "INVARIANT", "ArgumentErrorsToModel"]
 
 ID = "argument_errors_to_model"
 ARGUMENT_STATUSES = frozenset({400, 422})
 """Statuses that say the arguments are wrong (schema or precondition)."""
+
+FIXES = Fixes(
+    replan=(
+        "the controller must remember the rejected arguments and refuse the re-invocation "
+        "that repeats them, returning 'model_fix' again"
+    ),
+    controller=(
+        "the controller must not retry an argument error but return 'model_fix' with the "
+        "server's code and field"
+    ),
+    sdk=(
+        "the controller's gate must refuse the SDK layer's retry (or the SDK layer must not "
+        "retry 400/422)"
+    ),
+    framework="the framework's retry loop must not retry a 400/422 but return it to the model",
+)
+"""Who should have stopped a resend of rejected arguments (part a), by who sent it."""
 
 
 def _named(response: TraceEvent) -> str:
@@ -49,18 +67,19 @@ def _is_argument_error(response: TraceEvent) -> bool:
     return data.get("outcome") == "status" and data.get("status") in ARGUMENT_STATUSES
 
 
-def _resend_violation(attempt: Attempt, source: TraceEvent) -> Violation:
+def _resend_violation(attempt: Attempt, source: TraceEvent, index: TraceIndex) -> Violation:
     """Report a request resending arguments the server rejected (part a)."""
     event = attempt.request
+    sender, fix = FIXES.blame(attempt, index)
     return violation_at(
         ID,
         event,
         attempt=attempt.ordinal,
         message=(
-            f"task {event.task}: attempt {attempt.ordinal} of op {event.op} resent to "
-            f"{event.tool} at {fmt_t(event.at)} the arguments the server rejected with "
+            f"task {event.task}: attempt {attempt.ordinal} of op {event.op} ({sender}) resent "
+            f"to {event.tool} at {fmt_t(event.at)} the arguments the server rejected with "
             f"{_named(source)} at {fmt_t(source.at)}; an argument error goes back to the model "
-            "to fix, never replayed as-is"
+            f"to fix, never replayed as-is: {fix}"
         ),
         expected="corrected arguments, or no resend",
         actual=f"the same arguments resent at {fmt_t(event.at)}",
@@ -151,7 +170,7 @@ class ArgumentErrorsToModel:
                 source = rejected.get(where)
                 if source is not None and where not in reported:
                     reported.add(where)
-                    violations.append(_resend_violation(attempt, source))
+                    violations.append(_resend_violation(attempt, source, index))
         for call, response in last_error.items():
             decision = index.calls[call].decision
             if decision is None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .attribution import Fixes
 from .base import EPS, Found, Violation, fmt_t, violation_at
 from .index import Attempt, TraceIndex, index_of
 from .triggers import invites_retry
@@ -41,30 +42,65 @@ if TYPE_CHECKING:
     from ..world.trace import TraceEvent
     from .base import ShardJudge, Shards
 
-__all__ = ["INVARIANT", "LOCKSTEP_AGENTS", "BackoffBoundedAndJittered"]
+__all__ = [
+    "EARLY_FIXES",
+    "INVARIANT",
+    "LATE_FIXES",
+    "LOCKSTEP_AGENTS",
+    "LOCKSTEP_FIXES",
+    "BackoffBoundedAndJittered",
+]
 
 ID = "backoff_bounded_and_jittered"
 LOCKSTEP_AGENTS = 3
 """Distinct agents retrying one tool at one instant that count as lock-step."""
 
+EARLY_FIXES = Fixes(
+    replan=(
+        "the controller must hold the re-invocation until a positive, jittered backoff after "
+        "the last attempt has passed"
+    ),
+    controller="the controller must sleep a positive, jittered backoff before each retry",
+    sdk="the SDK layer must sleep a positive backoff before each retry",
+    framework="the framework's retry loop must be configured with a positive, jittered wait",
+)
+"""Who should have waited before a retry sent with no wait (part a), by who sent it."""
+LATE_FIXES = Fixes(
+    replan=(
+        "the controller must cap the wait before the re-invocation's first attempt at max_delay_s"
+    ),
+    controller="the controller must cap its backoff at max_delay_s",
+    sdk="the SDK layer must cap its backoff at max_delay_s",
+    framework="the framework's retry loop must cap its wait at max_delay_s",
+)
+"""Who should have waited less before a retry (part b), by who sent it."""
+LOCKSTEP_FIXES = Fixes(
+    replan="the controller must add random jitter before a re-invocation's first attempt",
+    controller="the controller must add random jitter to its backoff",
+    sdk="the SDK layer must add random jitter to its backoff",
+    framework="the framework's retry loop must be configured with a jittered wait",
+)
+"""Who should have jittered synchronised retries (part c), by who sent the first of them."""
 
-def _retry_name(retry: Attempt) -> str:
-    """Name a retry: its task, op, tool and start."""
+
+def _retry_name(retry: Attempt, index: TraceIndex, fixes: Fixes) -> tuple[str, str]:
+    """Name a retry (its task, op, sender, tool and start) and the fix for it."""
+    sender, fix = fixes.blame(retry, index)
     return (
         f"task {retry.request.task}: attempt {retry.ordinal} of op {retry.request.op} "
-        f"retried {retry.request.tool} at {fmt_t(retry.at)}"
-    )
+        f"({sender}) retried {retry.request.tool} at {fmt_t(retry.at)}"
+    ), fix
 
 
 def _judge_wait(
-    retry: Attempt, previous: Attempt, contract: Contract
+    retry: Attempt, previous: Attempt, contract: Contract, index: TraceIndex
 ) -> tuple[str, Violation] | None:
     """Judge the wait before ``retry``: the part broken ("a" or "b") and the violation."""
     response = previous.response
     if response is None:
         return None
     if response.seq > retry.request.seq:
-        name = _retry_name(retry)
+        name, fix = _retry_name(retry, index, EARLY_FIXES)
         return "a", violation_at(
             ID,
             retry.request,
@@ -72,21 +108,22 @@ def _judge_wait(
             message=(
                 f"{name} while attempt {previous.ordinal} (started at {fmt_t(previous.at)}) "
                 "was still in flight; a retry must wait a positive, jittered backoff after "
-                "the previous attempt ends"
+                f"the previous attempt ends: {fix}"
             ),
             expected="a positive wait after the previous attempt ends",
             actual=f"sent before attempt {previous.ordinal} ended",
         )
     wait = retry.at - response.at
     if wait <= EPS:
-        name = _retry_name(retry)
+        name, fix = _retry_name(retry, index, EARLY_FIXES)
         return "a", violation_at(
             ID,
             retry.request,
             attempt=retry.ordinal,
             message=(
                 f"{name}, {wait:.6f}s after attempt {previous.ordinal} ended at "
-                f"{fmt_t(response.at)}; a retry must wait a positive, jittered backoff first"
+                f"{fmt_t(response.at)}; a retry must wait a positive, jittered backoff first: "
+                f"{fix}"
             ),
             expected="a positive wait",
             actual=f"waited {wait:.6f}s",
@@ -97,7 +134,7 @@ def _judge_wait(
         cap = max(cap, float(named) - response.at + contract.max_delay_s)
     if wait <= cap + EPS:
         return None
-    name = _retry_name(retry)
+    name, fix = _retry_name(retry, index, LATE_FIXES)
     return "b", violation_at(
         ID,
         retry.request,
@@ -105,7 +142,7 @@ def _judge_wait(
         message=(
             f"{name}, {wait:.6f}s after attempt {previous.ordinal} ended at "
             f"{fmt_t(response.at)}; waits are capped at {cap:.6f}s (1.5 x max_delay_s "
-            f"{contract.max_delay_s:g}s, or the Retry-After plus max_delay_s)"
+            f"{contract.max_delay_s:g}s, or the Retry-After plus max_delay_s): {fix}"
         ),
         expected=f"a wait of at most {cap:.6f}s",
         actual=f"waited {wait:.6f}s",
@@ -135,11 +172,12 @@ class BackoffBoundedAndJittered:
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Pair each retry with the attempt it retries; group unprompted retries by instant."""
-        violations, instants = _waits(index_of(events), scenario.world.contract)
+        index = index_of(events)
+        violations, instants = _waits(index, scenario.world.contract)
         for (tool, instant), retries in instants.items():
             agents = {retry.request.agent for retry in retries}
             if len(agents) >= LOCKSTEP_AGENTS:
-                violations.append(_lockstep(tool, instant, len(agents), retries[0]))
+                violations.append(_lockstep(tool, instant, len(agents), retries[0], index))
         violations.sort(key=lambda violation: violation.seq or 0)
         return violations
 
@@ -167,7 +205,7 @@ def _waits(index: TraceIndex, contract: Contract) -> tuple[list[Violation], _Ins
         last[op] = attempt
         if previous is None or attempt.sdk or previous.args != attempt.args:
             continue
-        judgement = _judge_wait(attempt, previous, contract)
+        judgement = _judge_wait(attempt, previous, contract, index)
         if judgement is not None and (op, judgement[0]) not in judged:
             judged.add((op, judgement[0]))
             violations.append(judgement[1])
@@ -177,8 +215,11 @@ def _waits(index: TraceIndex, contract: Contract) -> tuple[list[Violation], _Ins
     return violations, instants
 
 
-def _lockstep(tool: str | None, instant: int, agents: int, first: Attempt) -> Violation:
+def _lockstep(
+    tool: str | None, instant: int, agents: int, first: Attempt, index: TraceIndex
+) -> Violation:
     """Report ``agents`` agents retrying ``tool`` at one ``instant`` (part c)."""
+    sender, fix = LOCKSTEP_FIXES.blame(first, index)
     return violation_at(
         ID,
         first.request,
@@ -186,8 +227,8 @@ def _lockstep(tool: str | None, instant: int, agents: int, first: Attempt) -> Vi
         message=(
             f"{agents} agents retried {tool} at the same instant "
             f"{fmt_t(instant / 1_000_000_000)} (first: task {first.request.task}, "
-            f"attempt {first.ordinal} of op {first.request.op}); retries of "
-            "different callers must be jittered, not synchronised"
+            f"attempt {first.ordinal} of op {first.request.op}, {sender}); retries of "
+            f"different callers must be jittered, not synchronised: {fix}"
         ),
         expected=f"fewer than {LOCKSTEP_AGENTS} agents retrying at one instant",
         actual=f"{agents} agents at {fmt_t(instant / 1_000_000_000)}",
@@ -240,8 +281,8 @@ class _Parts:
             if agents < LOCKSTEP_AGENTS:
                 continue
             seq, agent = self.first[where]
-            retry = index_of(self.shards.events_of(agent)).by_request[seq]
-            self.found.append(_lockstep(where[0], where[1], agents, retry))
+            index = index_of(self.shards.events_of(agent))
+            self.found.append(_lockstep(where[0], where[1], agents, index.by_request[seq], index))
         return self.found.listed()
 
     @property

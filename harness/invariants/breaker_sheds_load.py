@@ -21,8 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .attribution import SDK_RETRY, SENDERS, sender_of
 from .base import Violation, fmt_t
 from .faults import is_transient
+from .index import index_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -38,6 +40,30 @@ MIN_AGENTS = 20
 MIN_OUTAGE_S = 10.0
 MIN_CALLS = 20
 PROBE_RATIO = 0.25
+_PLURALS = {
+    "first attempt": "first attempts",
+    "model re-plan": "model re-plans",
+    "controller retry": "controller retries",
+    "SDK-layer retry": "SDK-layer retries",
+    "framework retry": "framework retries",
+}
+"""Each sender's plural, to count the requests each sent."""
+
+
+def _counted(kind: str, count: int) -> str:
+    """Name ``count`` requests sent by ``kind``: ``1 first attempt``, ``3 model re-plans``."""
+    return f"1 {kind}" if count == 1 else f"{count} {_PLURALS[kind]}"
+
+
+def _fix(by_sender: dict[str, int]) -> str:
+    """Say who should have shed the load: the controller's breaker (its gate, for SDK retries)."""
+    fix = (
+        "the controller's breaker must open after repeated failures and refuse calls until a "
+        "probe succeeds"
+    )
+    if by_sender.get(SDK_RETRY):
+        fix += ", its gate refusing the SDK layer's retries while open"
+    return fix
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,18 +133,20 @@ class BreakerShedsLoad:
 class _Counts:
     """Calls and attempts in each outage's late window, summed over parts of a trace."""
 
-    __slots__ = ("attempts", "calls", "judged")
+    __slots__ = ("attempts", "calls", "judged", "senders")
 
     def __init__(self, judged: list[Outage]) -> None:
         self.judged = judged
         self.calls = [0] * len(judged)
         self.attempts = [0] * len(judged)
+        self.senders: list[dict[str, int]] = [{} for _ in judged]
 
     def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
         """Count one part (``shared``: count the events without an agent)."""
         judged = self.judged
         if not judged:
             return
+        index = index_of(events)
         for event in events:
             if event.kind not in {"call_start", "request"} or (not shared and event.agent is None):
                 continue
@@ -129,6 +157,8 @@ class _Counts:
                     self.calls[i] += 1
                 else:
                     self.attempts[i] += 1
+                    kind = sender_of(index.by_request[event.seq], index).kind
+                    self.senders[i][kind] = self.senders[i].get(kind, 0) + 1
 
     @property
     def total(self) -> int:
@@ -138,9 +168,14 @@ class _Counts:
     def finish(self) -> list[Violation]:
         """Return one violation per outage whose late window kept the fleet's attempts up."""
         violations: list[Violation] = []
-        for outage, n_calls, n_attempts in zip(self.judged, self.calls, self.attempts, strict=True):
+        for outage, n_calls, n_attempts, by_sender in zip(
+            self.judged, self.calls, self.attempts, self.senders, strict=True
+        ):
             if n_calls < MIN_CALLS or n_attempts <= PROBE_RATIO * n_calls:
                 continue
+            senders = ", ".join(
+                _counted(kind, by_sender[kind]) for kind in SENDERS if by_sender.get(kind)
+            )
             violations.append(
                 Violation(
                     invariant=ID,
@@ -148,8 +183,9 @@ class _Counts:
                         f"during the outage of {outage.tool} from {fmt_t(outage.start)} to "
                         f"{fmt_t(outage.end)}, from {fmt_t(outage.late_start)} on, the fleet "
                         f"kept sending {n_attempts} attempts for {n_calls} calls "
-                        f"({n_attempts / n_calls:.2f} per call); a breaker should cut this to a "
-                        f"probe rate (at most {PROBE_RATIO:g} attempts per call)"
+                        f"({n_attempts / n_calls:.2f} per call: {senders}); a breaker should cut "
+                        f"this to a probe rate (at most {PROBE_RATIO:g} attempts per call): "
+                        f"{_fix(by_sender)}"
                     ),
                     task=None,
                     attempt=None,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .attribution import Fixes
 from .base import EPS, Violation, fmt_t, violation_at
 from .index import CallInfo, index_of
 from .triggers import failed
@@ -33,9 +34,18 @@ if TYPE_CHECKING:
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
 
-__all__ = ["INVARIANT", "DeadlineAdherence"]
+__all__ = ["FIXES", "INVARIANT", "DeadlineAdherence"]
 
 ID = "deadline_adherence"
+
+FIXES = Fixes(
+    replan="the controller must refuse a re-invocation that comes after the task's deadline",
+    controller="the controller must check the time left before each retry and give up instead",
+    sdk="the controller's gate must refuse the SDK layer's retry once the deadline has passed",
+    framework="the framework's retry loop must stop at the task's deadline (its time left)",
+    first="the controller must refuse a call made after the deadline without sending it",
+)
+"""Who should have stopped a request sent after the task's deadline (part a), by who sent it."""
 
 
 def _in_flight(call: CallInfo | None, seq: int) -> bool:
@@ -101,17 +111,19 @@ class DeadlineAdherence:
             elif kind == "request":
                 if event.at > deadline + EPS and (task, "a") not in reported:
                     reported.add((task, "a"))
-                    attempt = index.by_request[event.seq].ordinal
+                    sent = index.by_request[event.seq]
+                    attempt = sent.ordinal
+                    sender, fix = FIXES.blame(sent, index)
                     violations.append(
                         violation_at(
                             ID,
                             event,
                             attempt=attempt,
                             message=(
-                                f"task {task}: attempt {attempt} of op {event.op} started at "
-                                f"{fmt_t(event.at)}, {event.at - deadline:.6f}s after the "
-                                f"task's deadline {fmt_t(deadline)}; no attempt may start "
-                                "after the deadline"
+                                f"task {task}: attempt {attempt} of op {event.op} ({sender}) "
+                                f"started at {fmt_t(event.at)}, {event.at - deadline:.6f}s "
+                                f"after the task's deadline {fmt_t(deadline)}; no attempt may "
+                                f"start after the deadline: {fix}"
                             ),
                             expected=f"attempts start at or before {fmt_t(deadline)}",
                             actual=f"attempt started at {fmt_t(event.at)}",

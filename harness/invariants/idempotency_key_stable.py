@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .attribution import Fixes
 from .base import Found, Violation, fmt_t, violation_at
 from .index import Attempt, TraceIndex, index_of
 from .triggers import failed
@@ -31,9 +32,30 @@ if TYPE_CHECKING:
     from ..world.trace import TraceEvent
     from .base import ShardJudge, Shards
 
-__all__ = ["INVARIANT", "IdempotencyKeyStable"]
+__all__ = ["CHANGED_FIXES", "INVARIANT", "SHARED_FIXES", "IdempotencyKeyStable"]
 
 ID = "idempotency_key_stable"
+
+CHANGED_FIXES = Fixes(
+    replan=(
+        "the controller must send the operation's key (ctx.idempotency_key) on the "
+        "re-invocation too"
+    ),
+    controller="the controller must send the same key on every retry",
+    sdk="the SDK layer must resend the key of the request it retries",
+    framework="the framework's retry must resend the same key",
+)
+"""Who should have kept an operation's key, by who sent the request that changed it (part a)."""
+SHARED_FIXES = Fixes(
+    replan="the controller must send each operation's own key (ctx.idempotency_key)",
+    controller="the controller must send each operation's own key (ctx.idempotency_key)",
+    sdk="the SDK layer must resend the key of the request it retries",
+    framework="the framework's retry must resend the key of the operation it retries",
+    first=(
+        "the controller must send each operation's own key (ctx.idempotency_key), never a constant"
+    ),
+)
+"""Who should have kept keys apart, by who sent the second operation's request (part b)."""
 
 
 def _shown(key: Any) -> str:
@@ -87,7 +109,7 @@ class IdempotencyKeyStable:
             sharers.setdefault(where, {holder.request.op}).add(attempt.request.op)
             shared_at.setdefault(where, attempt)
         for where, attempt in shared_at.items():
-            violations.append(_shared(attempt, owner[where], len(sharers[where])))
+            violations.append(_shared(attempt, owner[where], len(sharers[where]), index))
         violations.sort(key=lambda violation: violation.seq or 0)
         return violations
 
@@ -111,6 +133,7 @@ def _changed_keys(index: TraceIndex) -> list[Violation]:
         first = attempts[0]
         changed = next((a for a in attempts if a.key != first.key), None)
         if changed is not None:
+            sender, fix = CHANGED_FIXES.blame(changed, index)
             violations.append(
                 violation_at(
                     ID,
@@ -118,10 +141,10 @@ def _changed_keys(index: TraceIndex) -> list[Violation]:
                     attempt=changed.ordinal,
                     message=(
                         f"task {changed.request.task}: attempt {changed.ordinal} of op {op} "
-                        f"carried {_shown(changed.key)} to {changed.request.tool} at "
-                        f"{fmt_t(changed.at)}, but attempt 1 at {fmt_t(first.at)} carried "
+                        f"({sender}) carried {_shown(changed.key)} to {changed.request.tool} "
+                        f"at {fmt_t(changed.at)}, but attempt 1 at {fmt_t(first.at)} carried "
                         f"{_shown(first.key)}; every attempt of one operation must reuse "
-                        "the same key"
+                        f"the same key: {fix}"
                     ),
                     expected=_shown(first.key),
                     actual=_shown(changed.key),
@@ -130,18 +153,22 @@ def _changed_keys(index: TraceIndex) -> list[Violation]:
     return violations
 
 
-def _shared(attempt: Attempt, holder: Attempt, ops: int) -> Violation:
-    """Part (b): ``attempt`` carried the key op ``holder`` used first (``ops`` ops share it)."""
+def _shared(attempt: Attempt, holder: Attempt, ops: int, index: TraceIndex) -> Violation:
+    """Part (b): ``attempt`` carried the key op ``holder`` used first (``ops`` ops share it).
+
+    ``index`` is the index of the part holding ``attempt`` (it names the sender).
+    """
+    sender, fix = SHARED_FIXES.blame(attempt, index)
     return violation_at(
         ID,
         attempt.request,
         attempt=attempt.ordinal,
         message=(
-            f"task {attempt.request.task}: op {attempt.request.op} sent "
-            f"{_shown(attempt.key)} to {attempt.request.tool} at "
-            f"{fmt_t(attempt.at)}, the key op {holder.request.op} already used at "
-            f"{fmt_t(holder.at)}; two operations sharing a key get each other's "
-            "results"
+            f"task {attempt.request.task}: attempt {attempt.ordinal} of op "
+            f"{attempt.request.op} ({sender}) sent {_shown(attempt.key)} to "
+            f"{attempt.request.tool} at {fmt_t(attempt.at)}, the key op {holder.request.op} "
+            f"already used at {fmt_t(holder.at)}; two operations sharing a key get each other's "
+            f"results: {fix}"
         ),
         expected=f"a key used by one operation of {attempt.request.tool}",
         actual=f"{ops} operations carried {_shown(attempt.key)}",
@@ -195,8 +222,10 @@ class _Parts:
             held = self.owners[where]
             ops[held[0]] = min(ops.get(held[0], held[1]), held[1])
             firsts = sorted(ops.values())
-            holder, sharer = (self._attempt(*first) for first in firsts[:2])
-            self.found.append(_shared(sharer, holder, len(ops)))
+            holder = self._attempt(*firsts[0])
+            index = index_of(self.shards.events_of(firsts[1][1]))
+            sharer = index.by_request[firsts[1][0]]
+            self.found.append(_shared(sharer, holder, len(ops), index))
         return self.found.listed()
 
     @property

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .base import Violation, fmt_t, violation_at
+from .index import index_of
 from .triggers import reached_and_failed
+from .unsafe_side_effects_not_replayed import REPLAY_FIXES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -43,8 +45,9 @@ class NoDuplicateSideEffects:
         return reached_and_failed(events, scenario)
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
-        """Report the second commit of each op that committed more than once."""
+        """Report the second commit of each op, naming who sent the attempt that made it."""
         del scenario
+        index = index_of(events)
         requests: dict[str | None, int] = {}
         commits: dict[str | None, int] = {}
         first_effect: dict[str | None, object] = {}
@@ -60,6 +63,11 @@ class NoDuplicateSideEffects:
                     second[event.op] = (event, requests.get(event.op))
         violations: list[Violation] = []
         for op, (event, attempt) in second.items():
+            # The op's latest request before the commit is the one the server was executing.
+            made_by = index.ops.get(op, [])[attempt - 1 : attempt] if attempt else []
+            sent, fix = ("", "") if not made_by else REPLAY_FIXES.blame(made_by[0], index)
+            sender = f", sent as {sent}" if sent else ""
+            fix = f": {fix}" if fix else ""
             violations.append(
                 violation_at(
                     ID,
@@ -68,8 +76,8 @@ class NoDuplicateSideEffects:
                     message=(
                         f"task {event.task}: op {op} committed a second side effect on "
                         f"{event.tool} at {fmt_t(event.at)} (effect {event.data.get('effect')}"
-                        f" after effect {first_effect[op]}, during attempt {attempt}); a "
-                        "logical side-effect operation must be committed at most once"
+                        f" after effect {first_effect[op]}, during attempt {attempt}{sender}); a "
+                        f"logical side-effect operation must be committed at most once{fix}"
                     ),
                     expected=f"at most 1 commit of op {op}",
                     actual=f"{commits[op]} commits",

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .attribution import Fixes
 from .base import Violation, fmt_t, nth, plural, violation_at
-from .index import Attempt, index_of
+from .index import Attempt, TraceIndex, index_of
 from .triggers import failed
 
 if TYPE_CHECKING:
@@ -26,17 +27,49 @@ if TYPE_CHECKING:
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
 
-__all__ = ["INVARIANT", "NoRequestAmplification"]
+__all__ = ["CALL_FIXES", "INVARIANT", "TASK_FIXES", "NoRequestAmplification"]
 
 ID = "no_request_amplification"
 
+CALL_FIXES = Fixes(
+    replan=(
+        "the controller must count the operation's attempts across re-invocations and refuse "
+        "the re-invocation once the budget is spent"
+    ),
+    controller="the controller must stop retrying once the operation's budget is spent",
+    sdk="the controller's gate must refuse the SDK layer's retries beyond the budget",
+    framework=(
+        "the framework's retry loop must be capped so that every layer together stays within "
+        "the budget"
+    ),
+)
+"""Who should have stopped an attempt beyond the per-call budget, by who sent it."""
+TASK_FIXES = Fixes(
+    replan=(
+        "the controller must count the task's attempts across calls and refuse the "
+        "re-invocation once the task's budget is spent"
+    ),
+    controller="the controller must stop retrying once the task's budget is spent",
+    sdk="the controller's gate must refuse the SDK layer's retries beyond the task's budget",
+    framework=(
+        "the framework's retry loop must be capped so that every layer together stays within "
+        "the task's budget"
+    ),
+    first=(
+        "the controller must count the task's attempts across calls and refuse the call once "
+        "the task's budget is spent"
+    ),
+)
+"""Who should have stopped an attempt beyond the per-task budget, by who sent it."""
 
-def _name(attempt: Attempt, reached_rank: int) -> str:
-    """Name an attempt by its place in its op, and among those that reached a server."""
-    name = f"attempt {attempt.ordinal} of op {attempt.request.op}"
+
+def _name(attempt: Attempt, reached_rank: int, index: TraceIndex, fixes: Fixes) -> tuple[str, str]:
+    """Name an attempt (its place in its op and among those that reached a server) and its fix."""
+    sender, fix = fixes.blame(attempt, index)
+    name = f"attempt {attempt.ordinal} of op {attempt.request.op} ({sender}"
     if reached_rank != attempt.ordinal:
-        name += f" (the {nth(reached_rank)} to reach a server)"
-    return name
+        name += f", the {nth(reached_rank)} to reach a server"
+    return name + ")", fix
 
 
 def _excess(attempts: list[Attempt], limit: int) -> tuple[Attempt, int, int] | None:
@@ -79,15 +112,16 @@ class NoRequestAmplification:
             if excess is None:
                 continue
             first, rank, total = excess
+            name, fix = _name(first, rank, index, CALL_FIXES)
             found.append(
                 violation_at(
                     ID,
                     first.request,
                     attempt=first.ordinal,
                     message=(
-                        f"task {first.request.task}: {_name(first, rank)} reached "
+                        f"task {first.request.task}: {name} reached "
                         f"{first.request.tool} at {fmt_t(first.at)}; the contract allows "
-                        f"{plural(contract.max_attempts_per_call, 'attempt')} per call"
+                        f"{plural(contract.max_attempts_per_call, 'attempt')} per call: {fix}"
                     ),
                     expected=(
                         f"at most {contract.max_attempts_per_call} attempts of op {op} "
@@ -106,15 +140,17 @@ class NoRequestAmplification:
                 for attempt in index.ops[first.request.op]
                 if attempt.reached and attempt.request.seq <= first.request.seq
             )
+            name, fix = _name(first, op_rank, index, TASK_FIXES)
             found.append(
                 violation_at(
                     ID,
                     first.request,
                     attempt=first.ordinal,
                     message=(
-                        f"task {task}: attempt {rank} of the task ({_name(first, op_rank)}) "
+                        f"task {task}: attempt {rank} of the task, {name}, "
                         f"reached {first.request.tool} at {fmt_t(first.at)}; the contract "
-                        f"allows {plural(contract.max_attempts_per_task, 'attempt')} per task"
+                        f"allows {plural(contract.max_attempts_per_task, 'attempt')} per task: "
+                        f"{fix}"
                     ),
                     expected=(
                         f"at most {contract.max_attempts_per_task} attempts of task {task} "

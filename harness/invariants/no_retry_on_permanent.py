@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .attribution import Fixes
 from .base import Violation, fmt_t, violation_at
 from .index import index_of
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
 
-__all__ = ["INVARIANT", "IN_FLIGHT_CODE", "PERMANENT_STATUSES", "NoRetryOnPermanent"]
+__all__ = ["FIXES", "INVARIANT", "IN_FLIGHT_CODE", "PERMANENT_STATUSES", "NoRetryOnPermanent"]
 
 ID = "no_retry_on_permanent"
 PERMANENT_STATUSES = frozenset({401, 403, 404, 409, 410})
@@ -42,6 +43,21 @@ def _is_permanent(response: TraceEvent) -> bool:
     if data.get("outcome") != "status" or data.get("status") not in PERMANENT_STATUSES:
         return False
     return not (data.get("status") == CONFLICT and data.get("code") == IN_FLIGHT_CODE)
+
+
+FIXES = Fixes(
+    replan=(
+        "the controller must remember the operation's permanent failure and refuse the "
+        "re-invocation"
+    ),
+    controller="the controller must not retry a permanent failure",
+    sdk=(
+        "the controller's gate must refuse the SDK layer's retry (or the SDK layer must not "
+        "retry 4xx)"
+    ),
+    framework="the framework's retry loop must not retry a permanent failure",
+)
+"""Who should have stopped a resend after a permanent failure, by who sent it."""
 
 
 class NoRetryOnPermanent:
@@ -89,7 +105,7 @@ class NoRetryOnPermanent:
                 reported.add(where)
                 status = source.data.get("status")
                 first = index.by_response[source.seq].ordinal
-                layer = event.data.get("layer") or "controller"
+                sender, fix = FIXES.blame(attempt, index)
                 violations.append(
                     violation_at(
                         ID,
@@ -97,10 +113,10 @@ class NoRetryOnPermanent:
                         attempt=attempt.ordinal,
                         message=(
                             f"task {event.task}: attempt {attempt.ordinal} of op {event.op} "
-                            f"({layer} layer) resent the same arguments to {event.tool} at "
-                            f"{fmt_t(event.at)} after a {status} answered attempt {first} at "
-                            f"{fmt_t(source.at)}; a permanent failure (401, 403, 404, 409, "
-                            "410) must stop the operation"
+                            f"({sender}) resent the same arguments to {event.tool} at "
+                            f"{fmt_t(event.at)}, {event.at - source.at:.6f}s after a {status} "
+                            f"answered attempt {first} at {fmt_t(source.at)}; a permanent "
+                            f"failure (401, 403, 404, 409, 410) must stop the operation: {fix}"
                         ),
                         expected=f"no resend of op {event.op} after {status}",
                         actual=f"resent at {fmt_t(event.at)}",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .attribution import Fixes
 from .base import EPS, Violation, fmt_t, violation_at
 from .index import index_of
 
@@ -27,9 +28,27 @@ if TYPE_CHECKING:
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
 
-__all__ = ["INVARIANT", "RetryAfterRespected"]
+__all__ = ["FIXES", "INVARIANT", "RetryAfterRespected"]
 
 ID = "retry_after_respected"
+
+FIXES = Fixes(
+    replan=(
+        "the controller must remember the Retry-After and hold the re-invocation until the "
+        "time it names"
+    ),
+    controller="the controller must wait until the time the Retry-After names before retrying",
+    sdk=(
+        "the controller's gate must refuse the SDK layer's early retry (or the SDK layer must "
+        "honour Retry-After)"
+    ),
+    framework="the framework's retry loop must wait until the time the Retry-After names",
+    first=(
+        "the controller must hold the task's next call to that service until the time the "
+        "Retry-After names"
+    ),
+)
+"""Who should have held back a request sent before a Retry-After's time, by who sent it."""
 
 
 class RetryAfterRespected:
@@ -83,7 +102,9 @@ class RetryAfterRespected:
                 if event.at >= named - EPS:
                     continue
                 broken.add(source.seq)
-                attempt = index.by_request[event.seq].ordinal
+                sent = index.by_request[event.seq]
+                attempt = sent.ordinal
+                sender, fix = FIXES.blame(sent, index)
                 header = source.data.get("retry_after")
                 violations.append(
                     violation_at(
@@ -91,11 +112,12 @@ class RetryAfterRespected:
                         event,
                         attempt=attempt,
                         message=(
-                            f"task {event.task}: attempt {attempt} of op {event.op} started "
+                            f"task {event.task}: attempt {attempt} of op {event.op} ({sender}) "
+                            "started "
                             f"on {event.tool} at {fmt_t(event.at)}, {named - event.at:.6f}s "
                             f"before {fmt_t(named)}, the time named by the Retry-After "
                             f"header ({header!r}) of the response at {fmt_t(source.at)}; the "
-                            "same caller must send nothing to that service before then"
+                            f"same caller must send nothing to that service before then: {fix}"
                         ),
                         expected=f"no request to {event.tool} before {fmt_t(named)}",
                         actual=f"request at {fmt_t(event.at)}",

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .attribution import Fixes
 from .base import Violation, fmt_t, violation_at
 from .faults import TRANSIENT_STATUSES
 from .index import index_of, tools_of
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
 
-__all__ = ["ARGUMENT_STATUSES", "INVARIANT", "UnknownRetriedAtMostOnce", "is_unknown"]
+__all__ = ["ARGUMENT_STATUSES", "FIXES", "INVARIANT", "UnknownRetriedAtMostOnce", "is_unknown"]
 
 ID = "unknown_retried_at_most_once"
 ARGUMENT_STATUSES = frozenset({400, 422})
@@ -45,6 +46,21 @@ ARGUMENT_STATUSES = frozenset({400, 422})
 _CLASSIFIED = TRANSIENT_STATUSES | ARGUMENT_STATUSES | PERMANENT_STATUSES
 _ANSWERED = frozenset({"status", "unparseable"})
 _CONFLICT = 409
+
+FIXES = Fixes(
+    replan=(
+        "the controller must remember the operation's UNKNOWN failure and refuse the re-invocation"
+    ),
+    controller="the controller must give up after an UNKNOWN failure, retrying a read at most once",
+    sdk=(
+        "the controller's gate must refuse the SDK layer's retry (or the SDK layer must not "
+        "retry a 500)"
+    ),
+    framework=(
+        "the framework's retry loop must not retry an UNKNOWN failure beyond one retry of a read"
+    ),
+)
+"""Who should have stopped a resend after an UNKNOWN failure, by who sent it."""
 
 
 def is_unknown(response: TraceEvent) -> bool:
@@ -109,7 +125,7 @@ class UnknownRetriedAtMostOnce:
             reported.add(where)
             status = source.data.get("status")
             first = index.by_response[source.seq].ordinal
-            layer = event.data.get("layer") or "controller"
+            sender, fix = FIXES.blame(attempt, index)
             rule = (
                 "a side effect gets no retry after an UNKNOWN failure"
                 if side_effect
@@ -122,9 +138,9 @@ class UnknownRetriedAtMostOnce:
                     attempt=attempt.ordinal,
                     message=(
                         f"task {event.task}: attempt {attempt.ordinal} of op {event.op} "
-                        f"({layer} layer) resent the same arguments to {event.tool} at "
+                        f"({sender}) resent the same arguments to {event.tool} at "
                         f"{fmt_t(event.at)} after a {status} no rule classifies answered "
-                        f"attempt {first} at {fmt_t(source.at)}; {rule}"
+                        f"attempt {first} at {fmt_t(source.at)}; {rule}: {fix}"
                     ),
                     expected=("no resend" if side_effect else "at most one resend after UNKNOWN"),
                     actual=f"resent at {fmt_t(event.at)}",

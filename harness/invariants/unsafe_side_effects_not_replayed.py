@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .attribution import Fixes
 from .base import Violation, fmt_t, violation_at
 from .index import Attempt, index_of, tools_of
 from .triggers import reached_and_failed
@@ -28,9 +29,23 @@ if TYPE_CHECKING:
     from ..world.spec import Scenario, ToolSpec
     from ..world.trace import TraceEvent
 
-__all__ = ["INVARIANT", "UnsafeSideEffectsNotReplayed"]
+__all__ = ["INVARIANT", "REPLAY_FIXES", "UnsafeSideEffectsNotReplayed"]
 
 ID = "unsafe_side_effects_not_replayed"
+
+REPLAY_FIXES = Fixes(
+    replan=(
+        "the controller must remember that the side effect may have happened and refuse the "
+        "re-invocation (or send the operation's key to a deduplicating service)"
+    ),
+    controller=(
+        "the controller must not retry a side effect that may have happened unless the "
+        "service deduplicates and it resends the same key"
+    ),
+    sdk="the controller's gate must refuse the SDK layer's retry of a side effect",
+    framework="the framework's retry loop must not retry a side effect that may have happened",
+)
+"""Who should have stopped a replay of a side effect that may have happened, by who sent it."""
 
 
 def _why_unsafe(tool: ToolSpec, key: Any, earlier_keys: set[Any]) -> str | None:
@@ -87,6 +102,7 @@ class UnsafeSideEffectsNotReplayed:
                 why = _why_unsafe(tool, attempt.key, earlier)
                 if why is not None:
                     reported.add(where)
+                    sender, fix = REPLAY_FIXES.blame(attempt, index)
                     first = first_reached[where]
                     outcome = first.answer("outcome") or "no answer"
                     violations.append(
@@ -96,10 +112,10 @@ class UnsafeSideEffectsNotReplayed:
                             attempt=attempt.ordinal,
                             message=(
                                 f"task {event.task}: attempt {attempt.ordinal} of op "
-                                f"{event.op} replayed the side effect on {tool.name} at "
+                                f"{event.op} ({sender}) replayed the side effect on {tool.name} at "
                                 f"{fmt_t(event.at)} after attempt {first.ordinal} reached the "
                                 f"server at {fmt_t(first.at)} (outcome {outcome}); {why}, so "
-                                "the operation must not be sent again automatically"
+                                f"the operation must not be sent again automatically: {fix}"
                             ),
                             expected="no replay, or a deduplicating service and the same key",
                             actual=f"replayed at {fmt_t(event.at)}",

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from ..invariants.registry import ALL, selected
 from ..scenario import ScenarioError, dump_scenario
 from ..scenario.library import library_path
+from ..scenario.override import replay_words
 from ..world import trace as trace_io
 from .errors import ReportInputError
 
@@ -120,9 +121,10 @@ def replay_command(result: CaseResult) -> str:
     A scenario of the shipped library is found by name, so its file is not
     named (its path would point into the installed package); any other is
     named by the path it was read from, as given, which resolves from where
-    ``run`` was started. Words are quoted for a POSIX shell.
+    ``run`` was started. A scenario judged with ``--model``/``--no-sdk-layer``
+    gets those flags back. Words are quoted for a POSIX shell.
     """
-    words = ["retrychaos", "replay", "--scenario", result.scenario]
+    words = ["retrychaos", "replay", *replay_words(result.scenario)]
     words += ["--controller", result.controller, "--seed", str(result.seed)]
     if result.source and not _shipped(result.source):
         words.append(result.source)

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
+from ..invariants.attribution import sender_of
 from ..invariants.index import index_of
 from .binned import BINS, per_tool
 from .model import Mark, Point, Span, Timeline, seconds_text
@@ -57,16 +58,16 @@ def build_timeline(
     return replace(timeline, breaker_tools=tools, breaker=spans)
 
 
-def _describe(attempt: Attempt) -> tuple[str, str, str]:
-    """Return the category, the short label and the tooltip of an attempt."""
+def _describe(attempt: Attempt, index: TraceIndex) -> tuple[str, str, str]:
+    """Return the category, the short label and the tooltip of an attempt (naming its sender)."""
     request, response = attempt.request, attempt.response
     data = response.data if response is not None else {}
     outcome, status = data.get("outcome"), data.get("status")
     key = request.data.get("key")
-    layer = request.data.get("layer", "controller")
     answered = " ".join(str(x) for x in (outcome, status, data.get("code")) if x is not None)
+    sender = sender_of(attempt, index)
     lines = [
-        f"attempt {attempt.ordinal} of {request.op} on {request.tool} ({layer} layer)",
+        f"attempt {attempt.ordinal} of {request.op} on {request.tool} ({sender})",
         f"t = {seconds_text(request.at)}"
         + (f" to {seconds_text(response.at)}" if response is not None else ", never answered"),
         f"outcome: {answered}" if response is not None else "outcome: none recorded",
@@ -124,7 +125,7 @@ def _per_agent(
         if request.agent is None:
             continue
         row = lane[request.agent]
-        category, label, detail = _describe(attempt)
+        category, label, detail = _describe(attempt, index)
         marks.append(
             Mark(
                 lane=row,

@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 SHIPPED = len(list(library_path().rglob("*.yaml")))
 """Scenarios in the shipped library (the deselected count depends on it)."""
 NAIVE_MESSAGE = (
-    "task a0-t0: attempt 2 of op a0-t0-c0 retried weather at t=0.050000s, 0.000000s after "
-    "attempt 1 ended at t=0.050000s; a retry must wait a positive, jittered backoff first"
+    "task a0-t0: attempt 2 of op a0-t0-c0 (controller retry) retried weather at t=0.050000s, "
+    "0.000000s after attempt 1 ended at t=0.050000s; a retry must wait a positive, jittered "
+    "backoff first: the controller must sleep a positive, jittered backoff before each retry"
 )
 RAISES_MESSAGE = (
     "task a0-t0: call a0-t0-c0-i1 of op a0-t0-c0 returned 'raised' at t=0.000000s; the fault "

@@ -31,9 +31,11 @@ def test_replaying_the_rejected_arguments_fails(trace, scenario_of):
     violations = INVARIANT.check(trace.events, scenario_of())
     assert [v.message for v in violations] == [
         (
-            "task t1: attempt 2 of op t1-c0 resent to book at t=0.500000s the arguments the "
-            "server rejected with 422 (code 'INVALID_DATE', field 'start_date') at t=0.050000s; "
-            "an argument error goes back to the model to fix, never replayed as-is"
+            "task t1: attempt 2 of op t1-c0 (controller retry) resent to book at t=0.500000s "
+            "the arguments the server rejected with 422 (code 'INVALID_DATE', field "
+            "'start_date') at t=0.050000s; an argument error goes back to the model to fix, "
+            "never replayed as-is: the controller must not retry an argument error but return "
+            "'model_fix' with the server's code and field"
         ),
         (
             "task t1: call t1-c0-i1 got a 422 (code 'INVALID_DATE', field None) at t=0.550000s "
@@ -83,3 +85,37 @@ def test_call_without_decision_is_not_judged(trace, scenario_of):
     """A run that stopped before the decision leaves part (b) unjudged."""
     rejected_call(trace)
     assert messages(trace, scenario_of()) == []
+
+
+def test_a_stubborn_replan_of_rejected_arguments_is_the_controllers_to_refuse(trace, scenario_of):
+    """A re-plan resending the rejected arguments tells the controller to remember and refuse."""
+    rejected_call(trace)
+    trace.decision("model_fix", at=0.05, code="INVALID_DATE", field="start_date")
+    trace.call("t1-c0-i2", op="t1-c0", tool="book", args="bad", at=0.05, invocation=2)
+    trace.attempt(at=0.05, end=0.1, outcome="status", status=422, code="INVALID_DATE")
+    trace.decision("model_fix", at=0.1, code="INVALID_DATE")
+    assert messages(trace, scenario_of()) == [
+        (
+            "task t1: attempt 2 of op t1-c0 (model re-plan 1, invocation 2) resent to book at "
+            "t=0.050000s the arguments the server rejected with 422 (code 'INVALID_DATE', "
+            "field 'start_date') at t=0.050000s; an argument error goes back to the model to "
+            "fix, never replayed as-is: the controller must remember the rejected arguments and "
+            "refuse the re-invocation that repeats them, returning 'model_fix' again"
+        )
+    ]
+
+
+def test_an_sdk_retry_of_rejected_arguments_is_the_gates_to_refuse(trace, scenario_of):
+    """An SDK-layer retry of a 400 tells the controller's gate to refuse it."""
+    rejected_call(trace, status=400, code="BAD", field="city")
+    trace.attempt(at=0.3, end=0.35, outcome="status", status=400, code="BAD", layer="sdk")
+    trace.decision("model_fix", at=0.35, code="BAD", field="city")
+    assert messages(trace, scenario_of()) == [
+        (
+            "task t1: attempt 2 of op t1-c0 (SDK-layer retry) resent to book at t=0.300000s the "
+            "arguments the server rejected with 400 (code 'BAD', field 'city') at t=0.050000s; "
+            "an argument error goes back to the model to fix, never replayed as-is: the "
+            "controller's gate must refuse the SDK layer's retry (or the SDK layer must not "
+            "retry 400/422)"
+        )
+    ]

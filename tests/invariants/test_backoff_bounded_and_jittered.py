@@ -30,8 +30,10 @@ def test_zero_wait_retry_fails(trace, scenario_of):
     violations = INVARIANT.check(trace.events, scenario_of())
     assert [v.message for v in violations] == [
         (
-            "task t1: attempt 2 of op t1-c0 retried search at t=0.050000s, 0.000000s after "
-            "attempt 1 ended at t=0.050000s; a retry must wait a positive, jittered backoff first"
+            "task t1: attempt 2 of op t1-c0 (controller retry) retried search at t=0.050000s, "
+            "0.000000s after attempt 1 ended at t=0.050000s; a retry must wait a positive, "
+            "jittered backoff first: the controller must sleep a positive, jittered backoff "
+            "before each retry"
         )
     ]
     assert violations[0].attempt == 2
@@ -45,9 +47,10 @@ def test_retry_while_the_previous_attempt_is_in_flight_fails(trace, scenario_of)
     trace.response(2.0, first, outcome="read_timeout")
     assert messages(trace, scenario_of()) == [
         (
-            "task t1: attempt 2 of op t1-c0 retried search at t=0.500000s while attempt 1 "
-            "(started at t=0.000000s) was still in flight; a retry must wait a positive, "
-            "jittered backoff after the previous attempt ends"
+            "task t1: attempt 2 of op t1-c0 (controller retry) retried search at t=0.500000s "
+            "while attempt 1 (started at t=0.000000s) was still in flight; a retry must wait a "
+            "positive, jittered backoff after the previous attempt ends: the controller must "
+            "sleep a positive, jittered backoff before each retry"
         )
     ]
 
@@ -60,9 +63,10 @@ def test_wait_beyond_the_cap_fails(trace, scenario_of):
     violations = INVARIANT.check(trace.events, scenario_of())
     assert [v.message for v in violations] == [
         (
-            "task t1: attempt 2 of op t1-c0 retried search at t=7.050000s, 7.000000s after "
-            "attempt 1 ended at t=0.050000s; waits are capped at 6.000000s (1.5 x max_delay_s "
-            "4s, or the Retry-After plus max_delay_s)"
+            "task t1: attempt 2 of op t1-c0 (controller retry) retried search at t=7.050000s, "
+            "7.000000s after attempt 1 ended at t=0.050000s; waits are capped at 6.000000s "
+            "(1.5 x max_delay_s 4s, or the Retry-After plus max_delay_s): the controller must "
+            "cap its backoff at max_delay_s"
         )
     ]
     assert (violations[0].expected, violations[0].actual) == (
@@ -106,7 +110,29 @@ def test_immediate_replan_of_the_same_request_is_a_zero_wait_retry(trace, scenar
     trace.decision("stop", at=0.05)
     trace.call("t1-c0-i2", op="t1-c0", tool="search", at=0.05, invocation=2)
     trace.attempt(at=0.05, end=0.1)
-    assert len(messages(trace, scenario_of())) == 1
+    assert messages(trace, scenario_of()) == [
+        (
+            "task t1: attempt 2 of op t1-c0 (model re-plan 1, invocation 2) retried search at "
+            "t=0.050000s, 0.000000s after attempt 1 ended at t=0.050000s; a retry must wait a "
+            "positive, jittered backoff first: the controller must hold the re-invocation until "
+            "a positive, jittered backoff after the last attempt has passed"
+        )
+    ]
+
+
+def test_a_framework_retry_without_a_wait_names_the_framework(trace, scenario_of):
+    """A framework's own zero-wait retry tells the framework's retry loop to wait."""
+    one_call(trace)
+    trace.attempt(at=0.0, end=0.05, outcome="status", status=503)
+    trace.attempt(at=0.05, end=0.1, layer="framework")
+    assert messages(trace, scenario_of()) == [
+        (
+            "task t1: attempt 2 of op t1-c0 (framework retry) retried search at t=0.050000s, "
+            "0.000000s after attempt 1 ended at t=0.050000s; a retry must wait a positive, "
+            "jittered backoff first: the framework's retry loop must be configured with a "
+            "positive, jittered wait"
+        )
+    ]
 
 
 def lockstep(trace, starts, *, retry_after_at=None):
@@ -124,8 +150,8 @@ def test_three_agents_in_lock_step_fail(trace, scenario_of):
     assert [v.message for v in violations] == [
         (
             "3 agents retried search at the same instant t=0.450000s (first: task a0-t1, "
-            "attempt 2 of op a0-t1-c0); retries of different callers must be jittered, not "
-            "synchronised"
+            "attempt 2 of op a0-t1-c0, controller retry); retries of different callers must be "
+            "jittered, not synchronised: the controller must add random jitter to its backoff"
         )
     ]
     assert violations[0].task == "a0-t1"

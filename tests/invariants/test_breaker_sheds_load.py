@@ -61,8 +61,10 @@ def test_every_call_hammering_the_outage_fails(trace, scenario_of):
     assert [v.message for v in violations] == [
         (
             "during the outage of search from t=60.000000s to t=120.000000s, from "
-            "t=72.000000s on, the fleet kept sending 20 attempts for 20 calls (1.00 per call); "
-            "a breaker should cut this to a probe rate (at most 0.25 attempts per call)"
+            "t=72.000000s on, the fleet kept sending 20 attempts for 20 calls (1.00 per call: "
+            "20 first attempts); a breaker should cut this to a probe rate (at most 0.25 "
+            "attempts per call): the controller's breaker must open after repeated failures and "
+            "refuse calls until a probe succeeds"
         )
     ]
     assert (violations[0].at, violations[0].expected) == (72.0, "at most 5 attempts")
@@ -89,3 +91,30 @@ def test_too_few_calls_to_judge(trace, scenario_of):
     """Fewer than 20 calls in the late window are too few to judge."""
     fleet(trace, 19, 3)
     assert INVARIANT.check(trace.events, scenario_of(tool(), workload=FLEET)) == []
+
+
+def test_the_late_attempts_are_counted_by_sender(trace, scenario_of):
+    """The message counts the late attempts by who sent them; SDK retries name the gate too."""
+    for i in range(20):
+        at = 72.0 + i
+        trace.task(f"a{i}-t1", agent=i, at=at)
+        trace.call(f"a{i}-t1-c0-i1", op=f"a{i}-t1-c0", tool="search", at=at)
+        trace.attempt(at=at, end=at + 0.05, outcome="status", status=503)
+        trace.attempt(at=at + 0.1, end=at + 0.15, outcome="status", status=503, layer="sdk")
+        if i == 0:
+            trace.attempt(at=at + 0.2, end=at + 0.25, outcome="status", status=503)
+        trace.decision("stop", at=at + 0.25)
+        if i < 3:  # three agents' models re-plan
+            trace.call(f"a{i}-t1-c0-i2", op=f"a{i}-t1-c0", tool="search", at=at + 0.3, invocation=2)
+            trace.attempt(at=at + 0.3, end=at + 0.35, outcome="status", status=503)
+    violations = INVARIANT.check(trace.events, scenario_of(tool(), workload=FLEET))
+    assert [v.message for v in violations] == [
+        (
+            "during the outage of search from t=60.000000s to t=120.000000s, from "
+            "t=72.000000s on, the fleet kept sending 44 attempts for 23 calls (1.91 per call: "
+            "20 first attempts, 3 model re-plans, 1 controller retry, 20 SDK-layer retries); a "
+            "breaker should cut this to a probe rate (at most 0.25 attempts per call): the "
+            "controller's breaker must open after repeated failures and refuse calls until a "
+            "probe succeeds, its gate refusing the SDK layer's retries while open"
+        )
+    ]

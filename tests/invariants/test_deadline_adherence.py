@@ -1,3 +1,5 @@
+import pytest
+
 from retrychaos.invariants.deadline_adherence import INVARIANT
 
 
@@ -16,11 +18,57 @@ def test_tenacity_style_last_attempt_after_the_deadline_fails(trace, scenario_of
     violations = INVARIANT.check(trace.events, scenario_of())
     assert [v.message for v in violations] == [
         (
-            "task t1: attempt 3 of op t1-c0 started at t=9.000000s, 1.000000s after the task's "
-            "deadline t=8.000000s; no attempt may start after the deadline"
+            "task t1: attempt 3 of op t1-c0 (controller retry) started at t=9.000000s, "
+            "1.000000s after the task's deadline t=8.000000s; no attempt may start after the "
+            "deadline: the controller must check the time left before each retry and give up "
+            "instead"
         )
     ]
     assert (violations[0].attempt, violations[0].at) == (3, 9.0)
+
+
+@pytest.mark.parametrize(
+    ("invocation", "layer", "sender", "fix"),
+    [
+        (
+            1,
+            "controller",
+            "first attempt",
+            "the controller must refuse a call made after the deadline without sending it",
+        ),
+        (
+            2,
+            "controller",
+            "model re-plan 1, invocation 2",
+            "the controller must refuse a re-invocation that comes after the task's deadline",
+        ),
+        (
+            1,
+            "sdk",
+            "SDK-layer retry",
+            "the controller's gate must refuse the SDK layer's retry once the deadline has passed",
+        ),
+        (
+            3,
+            "framework",
+            "framework retry in invocation 3",
+            "the framework's retry loop must stop at the task's deadline (its time left)",
+        ),
+    ],
+)
+def test_a_late_request_names_its_sender_and_fix(  # noqa: PLR0917
+    trace, scenario_of, invocation, layer, sender, fix
+):
+    """A request after the deadline names who sent it and who should have stopped it."""
+    trace.task("t1", deadline=1.0)
+    trace.call(f"t1-c0-i{invocation}", op="t1-c0", tool="search", at=2.0, invocation=invocation)
+    trace.attempt(at=2.0, end=2.05, layer=layer)
+    assert [v.message for v in INVARIANT.check(trace.events, scenario_of())] == [
+        (
+            f"task t1: attempt 1 of op t1-c0 ({sender}) started at t=2.000000s, 1.000000s after "
+            f"the task's deadline t=1.000000s; no attempt may start after the deadline: {fix}"
+        )
+    ]
 
 
 def test_backoff_style_attempt_exactly_at_the_deadline_passes(trace, scenario_of):

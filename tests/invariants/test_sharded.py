@@ -76,9 +76,14 @@ def test_a_key_shared_by_two_agents_ops_is_caught_across_parts(trace, scenario_o
         trace.decision("ok", at=agent * 1.0 + 0.05)
     verdict = parted(trace, scenario_of(tool), 2, tmp_path)
     shared = [v for v in verdict.violations if v.invariant == "idempotency_key_stable"]
-    assert len(shared) == 1
-    assert shared[0].message.startswith("task a1-t0: op a1-t0-c0 sent key k-same to create")
-    assert "the key op a0-t0-c0 already used at t=0.000000s" in shared[0].message
+    assert [v.message for v in shared] == [
+        (
+            "task a1-t0: attempt 1 of op a1-t0-c0 (first attempt) sent key k-same to create at "
+            "t=1.000000s, the key op a0-t0-c0 already used at t=0.000000s; two operations "
+            "sharing a key get each other's results: the controller must send each operation's "
+            "own key (ctx.idempotency_key), never a constant"
+        )
+    ]
 
 
 def test_a_part_without_audit_records_is_judged_when_another_part_has_some(

@@ -31,9 +31,11 @@ def test_a_second_retry_of_a_read_fails(trace, scenario_of):
     violations = INVARIANT.check(trace.events, scenario_of())
     assert [v.message for v in violations] == [
         (
-            "task t1: attempt 3 of op t1-c0 (sdk layer) resent the same arguments to search at "
-            "t=1.500000s after a 500 no rule classifies answered attempt 2 at t=0.550000s; a "
-            "read-only call gets at most one conservative retry after an UNKNOWN failure"
+            "task t1: attempt 3 of op t1-c0 (SDK-layer retry) resent the same arguments to "
+            "search at t=1.500000s after a 500 no rule classifies answered attempt 2 at "
+            "t=0.550000s; a read-only call gets at most one conservative retry after an UNKNOWN "
+            "failure: the controller's gate must refuse the SDK layer's retry (or the SDK layer "
+            "must not retry a 500)"
         )
     ]
     assert violations[0].attempt == 3
@@ -49,9 +51,11 @@ def test_a_side_effect_gets_no_retry(trace, scenario_of):
     trace.attempt(at=0.1, end=0.15, outcome="ok")
     assert messages(trace, scenario_of(CHARGE)) == [
         (
-            "task t1: attempt 2 of op t1-c0 (controller layer) resent the same arguments to "
-            "charge at t=0.100000s after a 500 no rule classifies answered attempt 1 at "
-            "t=0.050000s; a side effect gets no retry after an UNKNOWN failure"
+            "task t1: attempt 2 of op t1-c0 (model re-plan 1, invocation 2) resent the same "
+            "arguments to charge at t=0.100000s after a 500 no rule classifies answered attempt "
+            "1 at t=0.050000s; a side effect gets no retry after an UNKNOWN failure: the "
+            "controller must remember the operation's UNKNOWN failure and refuse the "
+            "re-invocation"
         )
     ]
 
@@ -75,10 +79,11 @@ def test_transient_answer_in_between_resets_nothing_but_the_follow(trace, scenar
     trace.attempt(at=3.0, end=3.05, outcome="ok")
     assert messages(trace, scenario_of()) == [
         (
-            "task t1: attempt 4 of op t1-c0 (controller layer) resent the same arguments to "
+            "task t1: attempt 4 of op t1-c0 (controller retry) resent the same arguments to "
             "search at t=3.000000s after a 500 no rule classifies answered attempt 3 at "
             "t=2.050000s; a read-only call gets at most one conservative retry after an "
-            "UNKNOWN failure"
+            "UNKNOWN failure: the controller must give up after an UNKNOWN failure, retrying a "
+            "read at most once"
         )
     ]
 

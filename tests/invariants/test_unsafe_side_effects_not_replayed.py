@@ -36,10 +36,12 @@ def test_keyless_retry_fails(trace, scenario_of):
     violations = INVARIANT.check(trace.events, scenario_of(DEDUP))
     assert [v.message for v in violations] == [
         (
-            "task t1: attempt 2 of op t1-c0 replayed the side effect on create_ticket at "
-            "t=2.500000s after attempt 1 reached the server at t=0.000000s (outcome "
-            "timeout_after_commit); the replay carries no idempotency key, so the operation "
-            "must not be sent again automatically"
+            "task t1: attempt 2 of op t1-c0 (controller retry) replayed the side effect on "
+            "create_ticket at t=2.500000s after attempt 1 reached the server at t=0.000000s "
+            "(outcome timeout_after_commit); the replay carries no idempotency key, so the "
+            "operation must not be sent again automatically: the controller must not retry a "
+            "side effect that may have happened unless the service deduplicates and it resends "
+            "the same key"
         )
     ]
     assert violations[0].attempt == 2
@@ -50,10 +52,12 @@ def test_keyed_retry_on_a_service_without_dedup_fails(trace, scenario_of):
     timed_out_then_retried(trace)
     assert messages(trace, scenario_of(NO_DEDUP)) == [
         (
-            "task t1: attempt 2 of op t1-c0 replayed the side effect on create_ticket at "
-            "t=2.500000s after attempt 1 reached the server at t=0.000000s (outcome "
-            "timeout_after_commit); the create_ticket service does not deduplicate by "
-            "Idempotency-Key, so the operation must not be sent again automatically"
+            "task t1: attempt 2 of op t1-c0 (controller retry) replayed the side effect on "
+            "create_ticket at t=2.500000s after attempt 1 reached the server at t=0.000000s "
+            "(outcome timeout_after_commit); the create_ticket service does not deduplicate by "
+            "Idempotency-Key, so the operation must not be sent again automatically: the "
+            "controller must not retry a side effect that may have happened unless the service "
+            "deduplicates and it resends the same key"
         )
     ]
 
@@ -68,7 +72,8 @@ def test_earlier_keyless_attempt_is_not_covered_by_a_later_key(trace, scenario_o
     """If an attempt that reached the server had no key, no later key protects it."""
     timed_out_then_retried(trace, first_key=None, retry_key="k1")
     assert [
-        v.message.split("; ")[1] for v in INVARIANT.check(trace.events, scenario_of(DEDUP))
+        v.message.split("; ")[1].split(": ")[0]
+        for v in INVARIANT.check(trace.events, scenario_of(DEDUP))
     ] == [
         (
             "an earlier attempt that reached the server carried no idempotency key, so the "
@@ -103,3 +108,24 @@ def test_read_only_tools_are_not_judged(trace, scenario_of):
     trace.attempt(at=0.0, end=2.0, outcome="read_timeout")
     trace.attempt(at=2.5, end=2.55)
     assert messages(trace, scenario_of(ToolSpec(name="search"), NO_DEDUP)) == []
+
+
+def test_a_replan_replaying_a_side_effect_is_named(trace, scenario_of):
+    """A keyless re-plan of a side effect that reached the server tells the controller to refuse it."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="create_ticket", key=None, side_effect=True)
+    trace.attempt(at=0.0, end=2.0, outcome="read_timeout", commit=True)
+    trace.decision("stop", at=2.0)
+    trace.call("t1-c0-i2", op="t1-c0", tool="create_ticket", key=None, at=2.0, invocation=2)
+    trace.attempt(at=2.0, end=2.05)
+    assert messages(trace, scenario_of(NO_DEDUP)) == [
+        (
+            "task t1: attempt 2 of op t1-c0 (model re-plan 1, invocation 2) replayed the side "
+            "effect on create_ticket at t=2.000000s after attempt 1 reached the server at "
+            "t=0.000000s (outcome read_timeout); the create_ticket service does not "
+            "deduplicate by Idempotency-Key, so the operation must not be sent again "
+            "automatically: the controller must remember that the side effect may have "
+            "happened and refuse the re-invocation (or send the operation's key to a "
+            "deduplicating service)"
+        )
+    ]

@@ -47,7 +47,7 @@ def test_every_mark_has_a_tooltip(page: Node) -> None:
     titles = [m.title() for m in page.find_all("rect", "attempt")]
     assert titles[0] is not None
     assert titles[0].splitlines()[:3] == [
-        "attempt 1 of a0-t0-c0 on search (controller layer)",
+        "attempt 1 of a0-t0-c0 on search (first attempt)",
         "t = 0.000 s to 0.050 s",
         "outcome: status 429 RATE_LIMITED",
     ]
