@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -170,6 +171,22 @@ def test_openai_sdk_waits_its_600_s_timeout_then_replays_the_post():
         "no_duplicate_side_effects",
         "unsafe_side_effects_not_replayed",
     }
+
+
+@pytest.mark.parametrize("controller", sorted(CONTROLLERS))
+def test_forty_agents_give_the_same_trace_twice(controller):
+    """No framework step leaves the loop for a real thread: a case replays to the same trace."""
+    scenario = load_scenario(SCENARIOS / "fleet-outage-503.yaml")
+    traces = [_untraced(run_case(scenario, resolve(controller), 1)) for _ in range(2)]
+    assert traces[0] == traces[1]
+
+
+def _untraced(result: CaseResult) -> list[tuple[float, str, str | None, dict[str, Any]]]:
+    """The events without tracebacks: LangGraph names its task by a fresh UUID in them."""
+    return [
+        (e.at, e.kind, e.call, {k: v for k, v in e.data.items() if k != "traceback"})
+        for e in result.events or []
+    ]
 
 
 def _forget(monkeypatch: pytest.MonkeyPatch, controller: str, package: str) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from ._missing import missing_framework
 
 try:
+    import langsmith
     from langchain.agents import create_agent
     from langchain.agents.middleware import ToolRetryMiddleware
     from langchain_core.messages import HumanMessage
@@ -60,6 +61,18 @@ class LangChainRetryMiddleware:
         return read_messages(state["messages"])
 
 
+async def _on_the_loop(default: Any, ctx: Any, func: Any, /, *args: Any, **kwargs: Any) -> Any:  # noqa: ARG001
+    """Run langsmith's run bookkeeping inline: a real thread's timing would steer the run."""
+    return ctx.run(func, *args, **kwargs)
+
+
 def factory(env: Any) -> LangChainRetryMiddleware:  # noqa: ARG001
-    """Factory for the ``langchain-retry-middleware`` built-in controller."""
+    """Factory for the ``langchain-retry-middleware`` built-in controller.
+
+    The middleware's hooks are langsmith-traced, and langsmith hands its run
+    setup to a thread pool (``aio_to_thread``); its documented runtime
+    override keeps that work on the run's loop, which changes nothing the
+    middleware decides.
+    """
+    langsmith.set_runtime_overrides(aio_to_thread=_on_the_loop)
     return LangChainRetryMiddleware()

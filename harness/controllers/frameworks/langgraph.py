@@ -4,7 +4,8 @@ The graph is the one LangGraph's docs build by hand: an ``agent`` node
 calling the chat model, a prebuilt ``ToolNode`` added with
 ``retry_policy=RetryPolicy()`` (its defaults: 3 attempts, 0.5 s initial
 interval doubling up to 128 s, up to 1 s of jitter, ``retry_on=
-default_retry_on``), and ``tools_condition`` routing between them. The model
+default_retry_on``), and ``tools_condition`` routing between them (called
+from an async function, so that no step of the run leaves the event loop). The model
 is the harness's scripted model (:mod:`._lc`); the tool is a LangChain
 ``StructuredTool`` whose body makes one attempt through the harness's tool.
 
@@ -40,11 +41,16 @@ def build_graph(tool_name: str) -> Any:
     async def agent(state: MessagesState) -> dict[str, Any]:
         return {"messages": [await bound.ainvoke(state["messages"])]}
 
+    async def route(state: MessagesState) -> str:
+        # tools_condition itself, made async: LangGraph runs a sync branch function on
+        # a real thread pool, whose timing would make the run depend on the machine.
+        return tools_condition(dict(state))
+
     builder = StateGraph(MessagesState)
     builder.add_node("agent", agent)
     builder.add_node("tools", ToolNode(tools), retry_policy=RetryPolicy())
     builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_conditional_edges("agent", route)
     builder.add_edge("tools", "agent")
     return builder.compile()
 

@@ -36,6 +36,7 @@ from ._missing import missing_framework
 try:
     import httpx2
     import openai
+    from openai._base_client import get_platform
 except ImportError as exc:
     raise missing_framework("openai-sdk", exc) from exc
 
@@ -84,6 +85,9 @@ class OpenAISdk:
                 api_key="sk-test",
                 http_client=httpx2.AsyncClient(transport=transport),
             )
+            # The SDK computes its platform headers on a real thread at the first
+            # request; done here, the run's interleaving cannot depend on that thread.
+            client._platform = get_platform()  # noqa: SLF001
         return client
 
     async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
