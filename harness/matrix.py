@@ -68,6 +68,9 @@ END = "<!-- matrix:end -->"
 DEFAULT_SEED_COUNT = 1
 """Seeds ``1..N`` by default: small enough for the test that checks the committed matrix."""
 DEFAULT_JOBS = 2
+WATCHDOG_S = 30.0
+"""Real seconds one loop iteration may take: a thousand agents' framework steps
+(LangGraph, LangChain) can share one iteration, which takes seconds on a busy machine."""
 EXCLUDED_SUITES: tuple[str, ...] = ()
 """Suites of the shipped library left out of the matrix (none: every scenario runs)."""
 
@@ -251,7 +254,7 @@ def run_matrix(
     # stack's run is the library's too (build_matrix counts it on both sides).
     alone = [LIBRARY_ALONE.apply(scenario) for scenario in scenarios if changed_alone(scenario)]
     cases = plan(scenarios, names, list(seeds)) + plan(alone, names, list(seeds))
-    results = execute(cases, jobs=jobs)
+    results = execute(cases, jobs=jobs, watchdog_s=WATCHDOG_S)
     return build_matrix(results, scenarios, seeds)
 
 

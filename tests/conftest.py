@@ -13,7 +13,7 @@ SCRIPT = Path(sys.executable).with_name("retrychaos")
 """The console script itself: unlike ``python -m``, it does not put the cwd on sys.path."""
 
 
-def run_retrychaos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_retrychaos(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the real command as a CI job would: no TTY, no PYTHONPATH, no COLUMNS."""
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "COLUMNS"}}
     env["NO_COLOR"] = "1"
@@ -23,7 +23,7 @@ def run_retrychaos(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
 

@@ -68,6 +68,18 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.adapters.urllib3_retry:factory",
         "requests with urllib3's documented Retry(total=3, backoff 0.5, Retry-After uncapped)",
     ),
+    "langgraph": (
+        "retrychaos.controllers.frameworks.langgraph:factory",
+        "a LangGraph agent graph, its ToolNode added with retry_policy=RetryPolicy()",
+    ),
+    "langchain-retry-middleware": (
+        "retrychaos.controllers.frameworks.langchain:factory",
+        "a LangChain v1 create_agent with ToolRetryMiddleware() defaults: 2 retries, any error",
+    ),
+    "openai-sdk": (
+        "retrychaos.controllers.frameworks.openai_sdk:factory",
+        "the openai SDK's client.post to the tool, its default max_retries=2 (httpx2)",
+    ),
 }
 
 
@@ -103,6 +115,8 @@ def resolve(name: str) -> ControllerRef:
         )
     try:
         module = _import_from_here(module_name)
+    except ControllerLoadError:  # a built-in's own message: its framework is missing
+        raise
     except ImportError as exc:
         raise ControllerLoadError(
             f"controller {name!r}: cannot import module {module_name!r} ({exc}); "

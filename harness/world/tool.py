@@ -61,12 +61,23 @@ class Tool:
         self._family = family
         self.client_family = family.name
         """The client family whose exceptions this tool raises (``"httpx"`` or ``"httpx2"``)."""
+        self._layer = "controller"
 
     def bound_to(self, meta: CallMeta) -> Tool:
         """The same tool, bound to another invocation (what the harness makes per call)."""
         tool: Tool = object.__new__(Tool)
         tool.__dict__.update(self.__dict__)
         tool._meta = meta
+        return tool
+
+    def _with_layer(self, layer: str) -> Tool:
+        """The same tool, its attempts attributed to ``layer`` in the trace.
+
+        ``"framework"`` marks a framework's own retry loop executing the tool
+        again inside one invocation (the first execution stays ``"controller"``).
+        """
+        tool = self.bound_to(self._meta)
+        tool._layer = layer  # noqa: SLF001 (a copy of this very class)
         return tool
 
     def build_request(self, args: dict[str, Any], idempotency_key: str | None = None) -> Any:
@@ -96,7 +107,7 @@ class Tool:
             meta = self._meta
             if (
                 self._transport == "direct"
-                and meta.layer == "controller"
+                and meta.layer == self._layer == "controller"
                 and CURRENT_CALL.get() is meta
             ):
                 # What _once() does then, one coroutine less on every wait.
@@ -109,10 +120,10 @@ class Tool:
                     timeout_s=self._contract.attempt_timeout_s,
                     family=self._family,
                 )
-            return await self._once(args, idempotency_key, "controller")
+            return await self._once(args, idempotency_key, self._layer)
         attempt = 1
         while True:
-            layer = "controller" if attempt == 1 else "sdk"
+            layer = self._layer if attempt == 1 else "sdk"
             try:
                 return await self._once(args, idempotency_key, layer)
             except self._family.errors as exc:
