@@ -151,8 +151,8 @@ def hostile(project: pytest.Pytester) -> pytest.Pytester:
 
 def test_each_escape_fails_its_own_check_and_the_session_goes_on(hostile: pytest.Pytester):
     """sys.exit, KeyboardInterrupt, BaseException, os._exit and SIGKILL each fail one test."""
-    hostile.makepyfile(test_checks=CHECKS)
-    result = hostile.runpytest("test_checks.py", "-p", "no:cacheprovider")
+    hostile.makepyfile(test_user_checks=CHECKS)  # a name the outer suite does not use
+    result = hostile.runpytest("test_user_checks.py", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=6)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     for name in WHAT:
