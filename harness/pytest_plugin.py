@@ -19,6 +19,14 @@ them), ``-x``, ``--junitxml`` and xdist work as for any test.
 --report DIR`` writes, for the scenario tests that ran (see
 :mod:`retrychaos.pytest_report`).
 
+Each scenario test, and each ``retrychaos_check`` call, runs its case in a
+worker process, as ``retrychaos run`` does: whatever the controller does
+(``sys.exit``, ``KeyboardInterrupt``, another ``BaseException``,
+``os._exit``, killing its process), that test fails with the message
+``retrychaos run`` gives, and the session goes on. The workers are kept
+from one test to the next (one process start per session, and per xdist
+worker), and ended with the session.
+
 Markers: ``retrychaos`` configures the fixtures of a test (below) and is also
 carried by every scenario test, so ``-m retrychaos`` selects both;
 ``retrychaos_scenario`` is carried by the scenario tests alone.
@@ -53,6 +61,7 @@ if TYPE_CHECKING:
     from .controllers.registry import ControllerRef
     from .runner import CaseResult
     from .testing.world import VirtualWorld
+    from .workers import WorkerPool
     from .world.spec import Scenario
 
 # The harness is imported only when a retrychaos option, marker or fixture is
@@ -79,6 +88,7 @@ class _Options:
 
 _OPTIONS = pytest.StashKey[_Options]()
 _CONTROLLERS = pytest.StashKey[dict[str, "ControllerRef"]]()
+_POOL = pytest.StashKey["WorkerPool"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -195,6 +205,35 @@ def _controller(config: pytest.Config, name: str | None) -> ControllerRef:
     return cache[chosen]
 
 
+def _pool(config: pytest.Config) -> WorkerPool:
+    """The session's workers, made at the first case."""
+    from .suite import case_pool  # noqa: PLC0415
+
+    pool = config.stash.get(_POOL, None)
+    if pool is None:
+        pool = config.stash[_POOL] = case_pool()
+    return pool
+
+
+def _run(config: pytest.Config, scenario: Scenario, controller: str, seed: int) -> CaseResult:
+    """Run one case in the session's worker (started at the first case, kept for the next)."""
+    from .suite import Case, run_one  # noqa: PLC0415
+
+    return run_one(Case(scenario=scenario, controller=controller, seed=seed), _pool(config))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """End the session's workers before anything else ends the session (the report among it).
+
+    The report folder is written after the last controller's process is
+    gone, so nothing a controller left running can write into it then.
+    """
+    pool = session.config.stash.get(_POOL, None)
+    if pool is not None:
+        pool.close()
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
     """Collect a scenario file that lies under a ``--retrychaos-scenarios`` path."""
     options = parent.config.stash.get(_OPTIONS, None)
@@ -245,15 +284,12 @@ class ScenarioItem(pytest.Item):
         self.add_marker(SCENARIO_MARKER)
 
     def runtest(self) -> None:
-        """Run the case; a violation or a failed run fails the test."""
-        from .runner import run_case  # noqa: PLC0415
+        """Run the case in a worker process; a violation or a failed run fails the test."""
         from .testing.checks import CaseFailed, describe_failure  # noqa: PLC0415
 
         options = self.config.stash[_OPTIONS]
         controller = _controller(self.config, options.controller)
-        # A failing run's trace is kept only for the report folder.
-        keep = options.report is not None
-        result = run_case(self.scenario, controller, self.seed, keep_events=keep)
+        result = _run(self.config, self.scenario, controller.name, self.seed)
         self.result = result
         self.user_properties.append(("retrychaos_controller", controller.name))
         self.user_properties.append(("retrychaos_seed", self.seed))
@@ -317,15 +353,17 @@ def retrychaos_controller(request: pytest.FixtureRequest) -> ControllerRef:
 
 @pytest.fixture
 def retrychaos_check(
+    request: pytest.FixtureRequest,
     retrychaos_controller: ControllerRef,
 ) -> Callable[..., CaseResult]:
     """A function that runs a scenario against the controller and fails readably on a violation.
 
     ``retrychaos_check(scenario, seed=1, invariants=None)``: ``scenario`` is a
     ``Scenario``, a path to a scenario file, or a mapping in the file format.
+    The case runs in the session's worker process, by the controller's name.
     """
     from .scenario import load_scenario, scenario_from_dict  # noqa: PLC0415
-    from .testing.checks import check_case  # noqa: PLC0415
+    from .testing.checks import judge_case  # noqa: PLC0415
     from .world.spec import Scenario  # noqa: PLC0415
 
     def check(
@@ -339,7 +377,8 @@ def retrychaos_check(
             scenario = scenario_from_dict(scenario)
         elif not isinstance(scenario, Scenario):
             scenario = load_scenario(Path(scenario))
-        return check_case(scenario, retrychaos_controller, seed, invariants=invariants)
+        result = _run(request.config, scenario, retrychaos_controller.name, seed)
+        return judge_case(result, invariants=invariants)
 
     return check
 

@@ -80,6 +80,7 @@ class ReportCollector:
 
     def pytest_sessionfinish(self) -> None:
         """Write the report folder for the cases that ran (nothing if none did)."""
+        from .report.folder import ReportFolder  # noqa: PLC0415
         from .report.results import report_meta, write_results  # noqa: PLC0415
         from .report.write import render_reports  # noqa: PLC0415
 
@@ -92,7 +93,9 @@ class ReportCollector:
             results.append(_case_result(payload))
         # Workers finish in any order; the report lists the cases in a stable one.
         results.sort(key=lambda r: (r.suite, r.scenario, r.source or "", r.controller, r.seed))
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        # Written once, here, after the session's workers are gone; whatever a
+        # controller left at the folder's path (a file) is cleared away first.
+        ReportFolder(self.run_dir).restore()
         render_reports(self.run_dir, write_results(self.run_dir, results, meta))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

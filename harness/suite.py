@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .canaries import redact
 from .controllers.registry import resolve
 from .escape import escape_message, guarded
 from .runner import CaseResult, run_case
-from .workers import Retire, run_in_workers
+from .workers import Retire, WorkerPool, run_in_workers
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -86,6 +86,24 @@ def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
     except BaseException as exc:
         return Retire(failed(case, escape_message(exc)))
     return _trim(redacted(result), job.keep, keep_failing=job.keep_failing)
+
+
+def case_pool() -> WorkerPool:
+    """Workers that run cases one at a time, kept from case to case (see :func:`run_one`)."""
+    return WorkerPool(_run_one)
+
+
+def run_one(
+    case: Case, pool: WorkerPool, *, keep: bool = False, watchdog_s: float = 5.0
+) -> CaseResult:
+    """Run ``case`` in one of ``pool``'s workers, as :func:`execute` runs each of its cases.
+
+    Whatever the controller does, a result comes back: an escape or the
+    death of the worker is the case's failure (``error_kind`` ``controller``).
+    ``keep``: keep a passing case's trace (a failing case's is always kept).
+    """
+    job = _Job(case=case, watchdog_s=watchdog_s, keep=keep)
+    return cast("CaseResult", pool.run(job, on_death=lambda message: failed(case, message)))
 
 
 def redacted(result: CaseResult) -> CaseResult:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
-__all__ = ["Retire", "death_message", "run_in_workers"]
+__all__ = ["Retire", "WorkerPool", "death_message", "run_in_workers"]
 
 _STOP_S = 2.0
 """Real seconds a worker asked to stop may take before it is killed."""
@@ -194,3 +194,55 @@ def run_in_workers(
             worker.kill()
         for worker in idle:
             worker.stop()
+
+
+class WorkerPool:
+    """Workers kept from one job to the next, for a caller that runs jobs one at a time.
+
+    A pytest session runs its scenario tests one by one: each runs in a
+    worker, as a case of ``retrychaos run`` does, and the worker serves the
+    next test too, so a session pays one process start, not one per test.
+    A worker that died or retired is replaced at the next job. :meth:`close`
+    ends the workers; a daemon worker never outlives this process anyway.
+    """
+
+    def __init__(self, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
+        """Serve ``work(job, phase)`` (as :func:`run_in_workers` does)."""
+        self._work = work
+        self._idle: list[_Worker] = []
+
+    def run(
+        self,
+        job: Any,
+        *,
+        on_phase: Callable[[str], None] | None = None,
+        on_death: Callable[[str], Any],
+    ) -> Any:
+        """``work(job, phase)``'s result, run in a worker; ``on_death(message)`` if it died."""
+        worker = self._idle.pop() if self._idle else _Worker(self._work)
+        try:
+            worker.give(0, job)
+            while True:
+                try:
+                    kind, _index, payload, retired = worker.conn.recv()
+                except (EOFError, OSError, pickle.UnpicklingError):
+                    worker.kill()
+                    return on_death(death_message(worker.process.exitcode))
+                if kind == "done":
+                    break
+                if on_phase is not None:
+                    on_phase(payload)
+        except BaseException:
+            worker.kill()  # Ctrl-C, or the caller gave up: the job's worker goes too
+            raise
+        worker.index = None
+        if retired:
+            worker.stop()
+        else:
+            self._idle.append(worker)
+        return payload
+
+    def close(self) -> None:
+        """End the idle workers (a busy one is killed by :meth:`run` as it leaves)."""
+        while self._idle:
+            self._idle.pop().stop()

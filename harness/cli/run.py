@@ -10,14 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..controllers.registry import resolve
 from ..errors import HarnessInputError
 from ..report.results import replay_command
 from ..scenario.library import library_path
 from ..scenario.load import MAX_PLANNED_CALLS
 from ..scenario.override import StackOverride, split_name
 from ..seeds import parse_seeds
-from ..suite import plan, redacted
+from ..suite import Case, execute, plan
 from ..world.spec import ModelPolicy  # noqa: TC001 (typer reads the annotations at run time)
 from .common import check_controllers, claim_report_dir, load_scenarios, project_config
 from .config import WATCHDOG_FORMS, watchdog_ok
@@ -275,8 +274,6 @@ def replay(
     no_sdk_layer: Annotated[bool, typer.Option("--no-sdk-layer", help=_NO_SDK_HELP)] = False,
 ) -> None:
     """Re-run one case and print its timeline and violations."""
-    from ..runner import run_case  # noqa: PLC0415
-
     config = project_config()
     # A name as a run with an override reported it (name+model-obedient+no-sdk) works too.
     name, named = split_name(scenario)
@@ -296,8 +293,12 @@ def replay(
         found = narrowed[0]
     found = override.apply(found)
     check_controllers([controller])
-    result = redacted(
-        run_case(found, resolve(controller), seed, watchdog_s=config.watchdog or DEFAULT_WATCHDOG_S)
+    # In a worker process, as `run` runs each case: whatever the controller
+    # does, it ends as this case's failure, with the words `run` gives.
+    (result,) = execute(
+        [Case(scenario=found, controller=controller, seed=seed)],
+        keep_events=lambda _case: True,
+        watchdog_s=config.watchdog or DEFAULT_WATCHDOG_S,
     )
     for event in result.events or []:
         if event.kind in _TIMELINE:

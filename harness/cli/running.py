@@ -8,6 +8,7 @@ be written (disk full, the folder gone) is a message and exit 3.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ import typer
 
 from ..report.results import ResultsStream
 from ..suite import Case, execute
+from .common import LOCK_NAME
 from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, tell
 
 if TYPE_CHECKING:
@@ -80,12 +82,21 @@ def run_and_report(
     stream: ResultsStream | None = None
     with _sigterm_as_interrupt() as terminated:
         try:
-            stream = ResultsStream(run_dir, report_meta(scenarios))
+            # The lock is the run's too: a controller that deletes it is undone.
+            lock = {LOCK_NAME: f"{os.getpid()}\n"}
+            stream = ResultsStream(run_dir, report_meta(scenarios), adopt=lock)
             stream.flush()
             results = _execute(
                 cases, jobs=jobs, keep=keep, watchdog_s=watchdog_s, on_done=stream.add
             )
             code = _write_reports(run_dir, stream, results)
+            if stream.tampered:
+                tell(
+                    f"warning: something other than the harness changed the report folder "
+                    f"{run_dir} during the run ({'; '.join(stream.tampered)}); every result "
+                    "was written again from the run's own record. A controller must not "
+                    "write into the report folder."
+                )
         except KeyboardInterrupt:
             done = 0 if stream is None else stream.done
             with contextlib.suppress(OSError):

@@ -22,12 +22,9 @@ old file or the new one, never half of one.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
-import os
-import secrets
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -38,9 +35,10 @@ from ..scenario.library import library_path
 from ..scenario.override import replay_words
 from ..world import trace as trace_io
 from .errors import ReportInputError
+from .folder import ReportFolder, replacing, write_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
 
     from ..runner import CaseResult
     from ..world.spec import Scenario
@@ -86,35 +84,6 @@ def trace_name(result: CaseResult) -> str:
     return name + ".jsonl"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename."""
-    with replacing(path) as out:
-        out.write(text.encode("utf-8"))
-
-
-@contextlib.contextmanager
-def replacing(path: Path) -> Iterator[BinaryIO]:
-    """A binary file that becomes ``path`` when the block ends without an error.
-
-    It is a temporary file in ``path``'s folder, renamed over ``path`` at the
-    end (a rename within one file system is atomic), removed on an error. An
-    ``OSError`` names ``path``, not the temporary file.
-    """
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    try:
-        # 0o666 as open() gives: the umask decides, as for any file a user writes.
-        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(handle, "wb") as out:
-            yield out
-        temporary.replace(path)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        if isinstance(exc, OSError) and exc.filename != str(path):
-            raise OSError(exc.errno, exc.strerror, str(path)) from exc
-        raise
-
-
 def replay_command(result: CaseResult) -> str:
     """The one-line command that re-runs a case, from the folder the run was started in.
 
@@ -146,20 +115,22 @@ def write_results(
     return stream.finish(results)
 
 
-def _run_entry(run_dir: Path, result: CaseResult) -> dict[str, Any]:
+def _run_entry(folder: ReportFolder, result: CaseResult) -> dict[str, Any]:
     """``result``'s entry in ``runs``, its trace written first if it kept one."""
     entry = result.as_dict()
     entry["replay"] = replay_command(result)
-    if result.events is not None:
-        traces = run_dir / "traces"
-        traces.mkdir(parents=True, exist_ok=True)
-        path = traces / trace_name(result)
-        with replacing(path) as raw:
+    events = result.events
+    if events is not None:
+        name = f"traces/{trace_name(result)}"
+
+        def write(raw: BinaryIO) -> None:
             out = io.TextIOWrapper(raw, encoding="utf-8")
-            trace_io.dump(result.events, out)
+            trace_io.dump(events, out)
             out.flush()
             out.detach()  # ``replacing`` closes the file, then renames it
-        entry["trace"] = f"traces/{path.name}"
+
+        folder.write(name, write)
+        entry["trace"] = name
     return entry
 
 
@@ -171,23 +142,41 @@ class ResultsStream:
     part of those done, so a long run rewrites the file a bounded number of
     times per case. :meth:`flush` writes what there is now (an interrupt
     calls it); :meth:`finish` writes the complete file in case order.
+
+    Before each write of ``results.json`` the folder is checked and what a
+    controller deleted or changed there is written again
+    (:class:`~retrychaos.report.folder.ReportFolder`); :attr:`tampered`
+    says what was found.
     """
 
-    def __init__(self, run_dir: Path, meta: dict[str, Any]) -> None:
-        """Start a stream into ``run_dir``; ``meta`` is :func:`report_meta`'s."""
+    def __init__(
+        self, run_dir: Path, meta: dict[str, Any], *, adopt: dict[str, str] | None = None
+    ) -> None:
+        """Start a stream into ``run_dir``; ``meta`` is :func:`report_meta`'s.
+
+        ``adopt``: files already in the folder that the run keeps as they are
+        (the lock, by name, with its text).
+        """
         self.run_dir = run_dir
         self.meta = meta
+        self.folder = ReportFolder(run_dir, adopt=adopt)
         self._entries: dict[int, dict[str, Any]] = {}
         self._written = 0
+        self._tampered: dict[str, None] = {}
 
     @property
     def done(self) -> int:
         """How many cases are in the stream."""
         return len(self._entries)
 
+    @property
+    def tampered(self) -> list[str]:
+        """What something other than the harness did to the folder, in words, first seen first."""
+        return list(self._tampered)
+
     def add(self, result: CaseResult, *, flush: bool = True) -> None:
         """Record one finished case (its trace is written now)."""
-        self._entries[id(result)] = _run_entry(self.run_dir, result)
+        self._entries[id(result)] = _run_entry(self.folder, result)
         if flush and self.done - self._written >= max(1, self.done // 20):
             self.flush()
 
@@ -197,14 +186,14 @@ class ResultsStream:
 
     def finish(self, results: Sequence[CaseResult]) -> dict[str, Any]:
         """Write the complete ``results.json``, in the order of ``results``; return it."""
-        entries = [self._entries.get(id(r)) or _run_entry(self.run_dir, r) for r in results]
+        entries = [self._entries.get(id(r)) or _run_entry(self.folder, r) for r in results]
         return self._write(entries, complete=True)
 
     def _write(self, runs: list[dict[str, Any]], *, complete: bool) -> dict[str, Any]:
+        self._tampered.update(dict.fromkeys(self.folder.restore()))
         document = {"version": RESULTS_VERSION, **self.meta, "complete": complete, "runs": runs}
-        write_atomic(
-            self.run_dir / "results.json", json.dumps(document, indent=1, sort_keys=True) + "\n"
-        )
+        text = json.dumps(document, indent=1, sort_keys=True) + "\n"
+        self.folder.write_text("results.json", text)
         self._written = len(runs)
         return document
 

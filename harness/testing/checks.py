@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..invariants.base import ViolationRecord
     from ..world.spec import Scenario
 
-__all__ = ["CaseFailed", "check_case", "describe_failure", "failed", "run_command"]
+__all__ = ["CaseFailed", "check_case", "describe_failure", "failed", "judge_case", "run_command"]
 
 
 class CaseFailed(AssertionError):
@@ -117,7 +117,16 @@ def check_case(
     """
     __tracebackhide__ = True  # pytest: the failure is the case's, not this helper's
     ref = resolve(controller) if isinstance(controller, str) else controller
-    result = run_case(scenario, ref, seed, watchdog_s=watchdog_s)
+    return judge_case(run_case(scenario, ref, seed, watchdog_s=watchdog_s), invariants=invariants)
+
+
+def judge_case(result: CaseResult, *, invariants: Iterable[str] | None = None) -> CaseResult:
+    """What :func:`check_case` does with a case that ran: return it, or raise :class:`CaseFailed`.
+
+    Raises:
+        CaseFailed: as :func:`check_case` says.
+    """
+    __tracebackhide__ = True
     if invariants is not None:
         wanted = set(invariants)
         kept = [v for v in result.violations if v["invariant"] in wanted]

@@ -14,7 +14,7 @@ SCENARIO = ROOT / "scenarios" / "transient" / "burst-503-clears.yaml"
 
 HOSTILE = """
 import os
-import shutil
+import shutil  # unused: kept so that the line numbers the tests quote stay put
 import signal
 import sys
 import threading
@@ -53,6 +53,11 @@ class RaisesBase:
 class HardExit:
     async def call(self, tool, args, ctx):
         os._exit(7)
+
+
+class Kills:
+    async def call(self, tool, args, ctx):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Prop:
@@ -116,12 +121,6 @@ def terminates_the_run(env):
     return TerminatesTheRun()
 
 
-def replaces_the_report(env):
-    shutil.rmtree("out")
-    Path("out").write_text("not a folder any more")
-    return Good()
-
-
 def good(env):
     return Good()
 
@@ -144,6 +143,10 @@ def raises_base(env):
 
 def hard_exit(env):
     return HardExit()
+
+
+def kills(env):
+    return Kills()
 
 
 def prop(env):

@@ -25,6 +25,11 @@ ESCAPES = {
         "gives); a controller must return a result or a decision, or raise an Exception, "
         "never end its process"
     ),
+    "kills": (
+        "the controller ended the process running this case (killed by signal SIGKILL); "
+        "a controller must return a result or a decision, or raise an Exception, "
+        "never end its process"
+    ),
     "prop": (
         "reading the controller's call raised RuntimeError: no call here; "
         "call must be a method, readable without raising"
@@ -75,3 +80,23 @@ def test_an_escape_shows_the_controllers_own_frame(project: Path, retrychaos, ru
         "SystemExit: 4"
     )
     assert run["error"] == ESCAPES["sync_exits"] + "\n" + run["traceback"]
+
+
+@pytest.mark.parametrize("name", ["exits", "interrupts", "raises_base", "hard_exit", "kills"])
+def test_replay_fails_the_case_as_run_does(project: Path, retrychaos, name: str) -> None:
+    """`replay` runs the case in a worker: an escape is its failure, in run's words, exit 1."""
+    result = retrychaos(
+        "replay",
+        "--scenario",
+        "burst-503-clears",
+        "-c",
+        f"hostile:{name}",
+        "scenarios",
+        cwd=project,
+    )
+    assert (result.returncode, result.stderr) == (1, "")
+    assert f"run failed: {ESCAPES[name]}" in result.stdout.splitlines()
+    assert result.stdout.splitlines()[-1] == (
+        f"FAILED  (retrychaos replay --scenario burst-503-clears --controller hostile:{name} "
+        "--seed 1 scenarios/burst.yaml)"
+    )

@@ -157,28 +157,6 @@ def test_bad_report_paths_are_refused_before_anything_runs(
         assert (result.returncode, result.stdout, result.stderr) == (2, "", message)
 
 
-def test_a_report_that_cannot_be_written_is_exit_3_with_a_message(
-    project: Path, retrychaos
-) -> None:
-    """When the report folder turns into a file mid-run, the command says so and exits 3."""
-    result = retrychaos(
-        "run",
-        "scenarios",
-        "-c",
-        "hostile:replaces_the_report",
-        "--seed",
-        "1",
-        "--report",
-        "out",
-        cwd=project,
-    )
-    assert result.returncode == 3
-    assert result.stderr == (
-        "error: could not write the report into out: Not a directory (out/traces); "
-        "expected a folder with room to write (the run's results could not be saved)\n"
-    )
-
-
 def test_trace_names_are_unique_per_case(project: Path, retrychaos, runs) -> None:
     """Controllers hx:c_d and hx_c:d write two traces, each its own."""
     (project / "hx.py").write_text("from hostile import good as c_d\n")

@@ -1,0 +1,182 @@
+"""Whatever a controller does, it fails its own pytest item; the session goes on."""
+
+from __future__ import annotations
+
+import pytest
+
+FIX = "a controller must return a result or a decision, or raise an Exception, never end the run"
+DEATH_FIX = (
+    "a controller must return a result or a decision, or raise an Exception, never end its process"
+)
+
+HOSTILE = """
+import os
+import signal
+import sys
+
+
+class Good:
+    async def call(self, tool, args, ctx):
+        return await tool(args, idempotency_key=ctx.idempotency_key)
+
+
+class Exits:
+    async def call(self, tool, args, ctx):
+        sys.exit(3)
+
+
+class Interrupts:
+    async def call(self, tool, args, ctx):
+        raise KeyboardInterrupt
+
+
+class Custom(BaseException):
+    pass
+
+
+class RaisesBase:
+    async def call(self, tool, args, ctx):
+        raise Custom("custom base")
+
+
+class HardExit:
+    async def call(self, tool, args, ctx):
+        os._exit(7)
+
+
+class Kills:
+    async def call(self, tool, args, ctx):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def good(env):
+    return Good()
+
+
+def exits(env):
+    return Exits()
+
+
+def interrupts(env):
+    return Interrupts()
+
+
+def raises_base(env):
+    return RaisesBase()
+
+
+def hard_exit(env):
+    return HardExit()
+
+
+def kills(env):
+    return Kills()
+
+
+def factory_exits(env):
+    sys.exit(6)
+"""
+
+CHECKS = """
+import os
+
+import pytest
+
+
+@pytest.mark.retrychaos(controller="hostile:exits")
+def test_exits(retrychaos_check):
+    retrychaos_check("scenarios/burst-503-clears.yaml")
+
+
+@pytest.mark.retrychaos(controller="hostile:interrupts")
+def test_interrupts(retrychaos_check):
+    retrychaos_check("scenarios/burst-503-clears.yaml")
+
+
+@pytest.mark.retrychaos(controller="hostile:raises_base")
+def test_raises_base(retrychaos_check):
+    retrychaos_check("scenarios/burst-503-clears.yaml")
+
+
+@pytest.mark.retrychaos(controller="hostile:hard_exit")
+def test_hard_exit(retrychaos_check):
+    retrychaos_check("scenarios/burst-503-clears.yaml")
+
+
+@pytest.mark.retrychaos(controller="hostile:kills")
+def test_kills(retrychaos_check):
+    retrychaos_check("scenarios/burst-503-clears.yaml")
+
+
+@pytest.mark.retrychaos(controller="hostile:factory_exits")
+def test_factory_exits(retrychaos_check):
+    retrychaos_check("scenarios/burst-503-clears.yaml")
+
+
+@pytest.mark.retrychaos(controller="reference")
+def test_good_after_them(retrychaos_check):
+    assert retrychaos_check("scenarios/burst-503-clears.yaml").passed
+"""
+
+WHAT = {
+    "exits": f"the controller's call called sys.exit(3); {FIX}",
+    "interrupts": f"the controller's call raised KeyboardInterrupt; {FIX}",
+    "raises_base": (
+        "the controller's call raised Custom (a BaseException, not an Exception): "
+        f"custom base; {FIX}"
+    ),
+    "hard_exit": (
+        "the controller ended the process running this case (exit code 7, as os._exit(7) "
+        f"gives); {DEATH_FIX}"
+    ),
+    "kills": (
+        "the controller ended the process running this case (killed by signal SIGKILL); "
+        f"{DEATH_FIX}"
+    ),
+    "factory_exits": f"the controller's factory called sys.exit(6); {FIX}",
+}
+
+
+def failure_line(controller: str, seed: int = 1) -> str:
+    """The line that names what a hostile controller did, as the item's failure shows it."""
+    return f"run of scenario burst-503-clears (seed {seed}) failed (controller): {WHAT[controller]}"
+
+
+@pytest.fixture
+def hostile(project: pytest.Pytester) -> pytest.Pytester:
+    """The user project, with controllers that try to end the session."""
+    project.makepyfile(hostile=HOSTILE)
+    return project
+
+
+def test_each_escape_fails_its_own_check_and_the_session_goes_on(hostile: pytest.Pytester):
+    """sys.exit, KeyboardInterrupt, BaseException, os._exit and SIGKILL each fail one test."""
+    hostile.makepyfile(test_user_checks=CHECKS)  # a name the outer suite does not use
+    result = hostile.runpytest("test_user_checks.py", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=6)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    for name in WHAT:
+        line = f"E       retrychaos.testing.checks.CaseFailed: {failure_line(name)}"
+        assert line in result.stdout.lines, name
+    assert "Traceback" not in result.stdout.str()
+    assert "/pluggy/" not in result.stdout.str()  # no traceback through the hooks
+
+
+@pytest.mark.parametrize("controller", ["interrupts", "hard_exit", "kills"])
+def test_a_scenario_test_that_escapes_fails_alone(hostile: pytest.Pytester, controller: str):
+    """Every seed of an escaping controller fails with run's message; the user's own test still runs."""
+    result = hostile.runpytest(
+        "--retrychaos-scenarios",
+        "scenarios/burst-503-clears.yaml",
+        "--retrychaos-controller",
+        f"hostile:{controller}",
+        "--retrychaos-seeds",
+        "2",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1, failed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    for seed in (1, 2):
+        result.stdout.fnmatch_lines([failure_line(controller, seed)])
+    assert "Traceback" not in result.stdout.str()
