@@ -10,10 +10,12 @@ keys rejected, and every field saying in words what it accepts (see
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
+from ..world.localtime import ZONE_EXPECTED, zone_error
 from ..world.spec import Contract, ToolSpec, Workload
 from ._fields import (
     MAX_ATTEMPTS,
@@ -59,6 +61,9 @@ THINK_TIME: Final = (
 SEED: Final = f"a whole number from 0 to {MAX_SEED:,}"
 INVARIANT_ID: Final = "an invariant id (" + ", ".join(INVARIANT_IDS) + ")"
 MAX_AGENTS: Final = 100_000
+START_TIME: Final = (
+    "an ISO 8601 date-time with a UTC offset, from 1970 to 2999 (like 2026-03-08T06:59:58Z)"
+)
 
 
 class ContractModel(FileModel):
@@ -275,6 +280,24 @@ class ScenarioFile(FileModel):
     """Seeds to run the scenario with; default: the runner's."""
     transport: Annotated[Literal["direct", "http"], Expect("direct or http")] = "direct"
     """``direct`` (in-process, fleet scale) or ``http`` (httpx + respx, full fidelity)."""
+    timezone: Annotated[str, Expect(ZONE_EXPECTED)] = "UTC"
+    """The IANA time zone the run's local time follows; the wall clock stays UTC."""
+    start_time: Annotated[str | None, Expect(START_TIME)] = None
+    """The run's wall-clock start; default: 2026-01-01T00:00:00Z."""
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        if zone_error(value) is not None:
+            fail(ZONE_EXPECTED)
+        return value
+
+    @field_validator("start_time")
+    @classmethod
+    def _aware_start(cls, value: str | None) -> str | None:
+        if value is not None and start_epoch(value) is None:
+            fail(START_TIME)
+        return value
 
     @field_validator("description")
     @classmethod
@@ -302,6 +325,17 @@ class ScenarioFile(FileModel):
         if issues:
             fail_at("ScenarioFile", issues)
         return self
+
+
+def start_epoch(text: str) -> float | None:
+    """The Unix seconds of a ``start_time``, or ``None`` if it is not one."""
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.utcoffset() is None or not 1970 <= when.astimezone(dt.UTC).year <= 2999:  # noqa: PLR2004
+        return None
+    return when.timestamp()
 
 
 def json_schema() -> dict[str, Any]:
