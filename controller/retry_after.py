@@ -7,7 +7,6 @@ unparseable is ignored (None) so the normal backoff applies.
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import math
 import re
@@ -72,7 +71,7 @@ def _parse_http_date(text: str, *, wall: float) -> float | None:
             )
         except ValueError:
             return None
-        return float(calendar.timegm(moment.utctimetuple()))
+        return moment.timestamp()
     return None
 
 

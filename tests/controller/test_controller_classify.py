@@ -200,3 +200,17 @@ def test_only_connect_failures_never_reached_the_server():
         )
     ]
     assert reached == [False, False, True, True]
+
+
+@pytest.mark.parametrize("body", [{"message": 42}, {"message": ""}, {"message": ["x"]}])
+def test_only_a_non_empty_text_message_of_the_server_is_quoted(body):
+    """A server message that is empty or not text leaves the description at the status."""
+    assert classify(status_error(500, json=body)).message == "HTTP 500"
+
+
+def test_registered_mapping_may_have_committed_unless_told_otherwise():
+    """A user rule that says nothing about commitment assumes the attempt may have landed."""
+    classifier = Classifier()
+    classifier.register(QuotaError, FailureKind.TRANSIENT)
+    failure = classifier.classify(QuotaError("over quota"), KEYLESS_WRITE, wall=WALL_EPOCH)
+    assert (failure.kind, failure.may_have_committed) == (FailureKind.TRANSIENT, True)

@@ -1,4 +1,5 @@
 import math
+import time
 
 import pytest
 from controller_fakes import WALL_EPOCH
@@ -86,3 +87,50 @@ def test_two_digit_years_more_than_50_years_ahead_are_in_the_past():
     """RFC 850 years: '94' read in 2026 is 1994, so the date is past."""
     assert parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", wall=WALL_EPOCH) == 0.0
     assert parse_retry_after("Tuesday, 22-Sep-26 14:13:20 GMT", wall=WALL_EPOCH) == 86_400.0
+
+
+@pytest.fixture
+def host_far_east(monkeypatch):
+    """Put the host on UTC+14 (already tomorrow there); put its own zone back afterwards."""
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+NEW_YEARS_EVE = 1_798_718_400.0  # Thu, 31 Dec 2026 12:00:00 GMT: 02:00 on 1 Jan 2027 at UTC+14
+
+
+@pytest.mark.usefixtures("host_far_east")
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Thu, 31 Dec 2026 12:00:05 GMT",
+        "Thursday, 31-Dec-26 12:00:05 GMT",
+        "Thu Dec 31 12:00:05 2026",
+    ],
+)
+def test_http_dates_are_gmt_whatever_the_hosts_zone(value):
+    """On a host fourteen hours ahead of UTC each date form is still read as GMT."""
+    assert parse_retry_after(value, wall=NEW_YEARS_EVE) == 5.0
+
+
+@pytest.mark.usefixtures("host_far_east")
+def test_two_digit_years_count_from_the_utc_year_not_the_hosts():
+    """'76' on 31 Dec 2026 UTC is 2076 (50 years ahead), though the host's local year is 2027."""
+    fifty_years = 18_263 * 86_400.0
+    assert parse_retry_after("Thursday, 31-Dec-76 12:00:00 GMT", wall=NEW_YEARS_EVE) == fifty_years
+    assert parse_retry_after("Friday, 31-Dec-77 12:00:00 GMT", wall=NEW_YEARS_EVE) == 0.0
+
+
+def test_a_two_digit_year_exactly_50_years_ahead_is_in_the_future():
+    """RFC 850: only years MORE than 50 ahead are moved back a century."""
+    wait = parse_retry_after("Monday, 21-Sep-76 14:13:20 GMT", wall=WALL_EPOCH)
+    assert wait == 18_263 * 86_400.0
+
+
+def test_a_two_digit_year_on_an_infinite_wall_clock_is_in_the_past():
+    """A wall clock at infinity makes every date, two-digit years too, a date in the past."""
+    assert parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", wall=math.inf) == 0.0
+    assert parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", wall=math.inf) == 0.0
