@@ -430,3 +430,10 @@ def test_a_request_outside_any_attempt_charges_the_fallback_budget(clock):
     assert refusal is not None
     assert refusal.message == "tool budget spent: 1 of 1 attempts on ''"
     assert charge_current_request() is None
+
+
+def test_an_unused_budget_reports_a_deadline_from_now(clock):
+    """Before any attempt, the snapshot's deadline runs from the present moment."""
+    clock.t = 2.0
+    budget = TaskBudget(policy=RetryPolicy(max_elapsed_s=8.0), clock=clock)
+    assert budget.state("a").deadline == 10.0

@@ -214,3 +214,22 @@ def test_registered_mapping_may_have_committed_unless_told_otherwise():
     classifier.register(QuotaError, FailureKind.TRANSIENT)
     failure = classifier.classify(QuotaError("over quota"), KEYLESS_WRITE, wall=WALL_EPOCH)
     assert (failure.kind, failure.may_have_committed) == (FailureKind.TRANSIENT, True)
+
+
+def test_registered_mapping_describes_the_error_and_reads_its_retry_after():
+    """A user rule decides the kind; the message and the server's Retry-After are still read."""
+    classifier = Classifier()
+    classifier.register(httpx.HTTPStatusError, FailureKind.TRANSIENT)
+    error = status_error(500, headers={"Retry-After": "3"})
+    failure = classifier.classify(error, READ, wall=WALL_EPOCH)
+    assert (failure.kind, failure.message, failure.retry_after_s) == (
+        FailureKind.TRANSIENT,
+        "HTTPStatusError: HTTP 500",
+        3.0,
+    )
+
+
+def test_a_plain_text_error_field_is_the_servers_message():
+    """A body like {"error": "quota exceeded"} gives its text as the server's message."""
+    failure = classify(status_error(503, json={"error": "quota exceeded"}))
+    assert failure.message == "HTTP 503: quota exceeded"

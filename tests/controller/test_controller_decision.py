@@ -401,3 +401,11 @@ def test_final_payload_carries_fix_details_only_for_model_fix():
         "attempts": 1,
         "tool": "create",
     }
+
+
+def test_a_backoff_ending_exactly_at_the_deadline_gives_up():
+    """A backoff equal to the time left is too long: the retry would start at the deadline."""
+    assert run(failure(), state=budget(deadline=0.4)) == Final(
+        verdict=Verdict.DEADLINE_EXCEEDED,
+        message="boom; waiting 0.400 s would cross the task deadline (0.400 s left)",
+    )
