@@ -64,17 +64,9 @@ def to_spec(model: ScenarioFile, *, source: str | None, suite: str) -> Scenario:
         seeds=None if model.seeds is None else tuple(model.seeds),
         transport=model.transport,
         timezone=model.timezone,
-        epoch=DEFAULT_EPOCH if model.start_time is None else _epoch(model.start_time),
+        epoch=DEFAULT_EPOCH if model.start_time is None else start_epoch(model.start_time),
         source=source,
     )
-
-
-def _epoch(text: str) -> float:
-    epoch = start_epoch(text)
-    if epoch is None:  # the schema has checked it
-        msg = f"not a start_time: {text!r}"
-        raise ValueError(msg)
-    return epoch
 
 
 def _start_time(epoch: float) -> str | None:

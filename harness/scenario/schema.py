@@ -295,8 +295,11 @@ class ScenarioFile(FileModel):
     @field_validator("start_time")
     @classmethod
     def _aware_start(cls, value: str | None) -> str | None:
-        if value is not None and start_epoch(value) is None:
-            fail(START_TIME)
+        if value is not None:
+            try:
+                start_epoch(value)
+            except ValueError:
+                fail(START_TIME)
         return value
 
     @field_validator("description")
@@ -327,14 +330,16 @@ class ScenarioFile(FileModel):
         return self
 
 
-def start_epoch(text: str) -> float | None:
-    """The Unix seconds of a ``start_time``, or ``None`` if it is not one."""
-    try:
-        when = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if when.utcoffset() is None or not 1970 <= when.astimezone(dt.UTC).year <= 2999:  # noqa: PLR2004
-        return None
+def start_epoch(text: str) -> float:
+    """The Unix seconds of a ``start_time``.
+
+    Raises:
+        ValueError: ``text`` is not an ISO 8601 date-time with a UTC offset from 1970 to 2999.
+    """
+    when = dt.datetime.fromisoformat(text)
+    if when.utcoffset() is None or not 1970 <= when.year <= 2999:  # noqa: PLR2004
+        msg = f"expected {START_TIME}, got {text!r}"
+        raise ValueError(msg)
     return when.timestamp()
 
 

@@ -270,6 +270,11 @@ CASES = [
     ("start_time", "tomorrow", f'start_time: expected {START}, got "tomorrow"'),
     (
         "start_time",
+        "0001-01-01T00:00:00+01:00",
+        f'start_time: expected {START}, got "0001-01-01T00:00:00+01:00"',
+    ),
+    (
+        "start_time",
         "3000-01-01T00:00:00Z",
         f'start_time: expected {START}, got "3000-01-01T00:00:00Z"',
     ),
