@@ -233,3 +233,24 @@ def test_a_plain_text_error_field_is_the_servers_message():
     """A body like {"error": "quota exceeded"} gives its text as the server's message."""
     failure = classify(status_error(503, json={"error": "quota exceeded"}))
     assert failure.message == "HTTP 503: quota exceeded"
+
+
+def test_registered_mapping_measures_an_http_date_against_the_wall_clock():
+    """A user rule's failure still turns an HTTP-date Retry-After into seconds from `wall`."""
+    classifier = Classifier()
+    classifier.register(httpx.HTTPStatusError, FailureKind.TRANSIENT)
+    error = status_error(500, headers={"Retry-After": "Mon, 21 Sep 2026 14:13:25 GMT"})
+    assert classifier.classify(error, READ, wall=WALL_EPOCH).retry_after_s == 5.0
+
+
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (transport_error(httpx.ConnectError, "refused"), "ConnectError: refused"),
+        (transport_error(httpx.ReadTimeout, "timed out"), "ReadTimeout: timed out"),
+        (RuntimeError("odd"), "RuntimeError: odd"),
+    ],
+)
+def test_every_branch_describes_the_exception(error, message):
+    """Never-sent, sent-then-lost and unclassifiable errors each carry their own description."""
+    assert classify(error).message == message

@@ -130,7 +130,25 @@ def test_a_two_digit_year_exactly_50_years_ahead_is_in_the_future():
     assert wait == 18_263 * 86_400.0
 
 
-def test_a_two_digit_year_on_an_infinite_wall_clock_is_in_the_past():
-    """A wall clock at infinity makes every date, two-digit years too, a date in the past."""
-    assert parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", wall=math.inf) == 0.0
-    assert parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", wall=math.inf) == 0.0
+@pytest.mark.parametrize("wall", [math.inf, -math.inf, math.nan])
+@pytest.mark.parametrize(
+    "value", ["Sunday, 06-Nov-94 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT", "3"]
+)
+def test_a_date_on_a_clock_that_is_not_a_number_is_ignored(wall, value):
+    """Against an infinite or NaN wall clock a date means nothing (None); delay-seconds still do."""
+    expected = 3.0 if value == "3" else None
+    assert parse_retry_after(value, wall=wall) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "wait"),
+    [
+        ("Friday, 22-Sep-75 14:13:20 GMT", 17_898 * 86_400.0),
+        ("Wednesday, 21-Sep-77 14:13:20 GMT", 0.0),
+        ("Thursday, 21-Sep-00 14:13:20 GMT", 0.0),
+        ("Saturday, 22-Sep-29 14:13:20 GMT", 1097 * 86_400.0),
+    ],
+)
+def test_two_digit_years_fall_within_fifty_years_of_now(value, wait):
+    """An RFC 850 year is the one with those digits at most 50 years ahead of the wall clock."""
+    assert parse_retry_after(value, wall=WALL_EPOCH) == wait
