@@ -208,7 +208,7 @@ class BreakerRegistry:
     ) -> None:
         """Create an empty registry; every breaker shares `config` and `on_transition`."""
         self._clock = clock
-        self._config = BreakerConfig() if config is None else config
+        self._config = config  # None: each breaker takes the default
         self._on_transition = on_transition
         self._breakers: dict[str, CircuitBreaker] = {}
         self._lock = threading.Lock()

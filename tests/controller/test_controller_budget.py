@@ -437,3 +437,26 @@ def test_an_unused_budget_reports_a_deadline_from_now(clock):
     clock.t = 2.0
     budget = TaskBudget(policy=RetryPolicy(max_elapsed_s=8.0), clock=clock)
     assert budget.state("a").deadline == 10.0
+
+
+def test_check_judges_the_operation_it_is_asked_about(clock):
+    """check(tool, operation) refuses a spent operation without charging, and only that one."""
+    budget = TaskBudget(policy=LAYERED, clock=clock)
+    for _ in range(3):
+        budget.charge("a", "op-1")
+    refusal = budget.check("a", "op-1")
+    assert refusal is not None
+    assert refusal.message == "call budget spent: 3 of 3 attempts on this operation of 'a'"
+    assert budget.check("a", "op-2") is None
+    assert budget.attempts == 3
+
+
+def test_a_paid_attempt_scope_ends_with_its_block(clock):
+    """Inside paid_attempt a request spends the prepaid credit; after it, the fallback pays."""
+    budget = TaskBudget(policy=LAYERED, clock=clock)
+    fallback = TaskBudget(policy=LAYERED, clock=clock)
+    with budget.paid_attempt("a"):
+        assert charge_current_request(fallback, "a") is None
+    assert (budget.attempts, fallback.attempts) == (0, 0)
+    assert charge_current_request(fallback, "a") is None
+    assert (budget.attempts, fallback.attempts) == (0, 1)

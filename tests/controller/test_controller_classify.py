@@ -254,3 +254,10 @@ def test_registered_mapping_measures_an_http_date_against_the_wall_clock():
 def test_every_branch_describes_the_exception(error, message):
     """Never-sent, sent-then-lost and unclassifiable errors each carry their own description."""
     assert classify(error).message == message
+
+
+def test_a_message_of_exactly_the_limit_is_kept_whole():
+    """A description of 200 characters is not shortened; one more and it is."""
+    text = "x " * 93
+    assert classify(RuntimeError(text)).message == f"RuntimeError: {text}"
+    assert classify(RuntimeError(text + "y")).message == f"RuntimeError: {text[:183]}..."
