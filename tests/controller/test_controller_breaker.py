@@ -242,6 +242,28 @@ def test_transitions_say_which_tool_and_when(clock):
         ("search", "open", "half_open", 6.0),
         ("search", "half_open", "closed", 6.5),
     ]
+    assert transitions[-1].reason == "probe succeeded"
+
+
+def test_a_failed_probe_says_so(clock):
+    """The transition back to open after a probe failed gives that reason."""
+    cb, transitions = breaker(clock)
+    fail(cb, 5)
+    clock.advance(5.0)
+    fail(cb)
+    assert [(t.new.value, t.reason) for t in transitions[-2:]] == [
+        ("half_open", "cool-down over"),
+        ("open", "probe failed"),
+    ]
+
+
+def test_a_failure_exactly_one_window_old_no_longer_counts(clock):
+    """Failures window_s ago or earlier fall out of the count: four then one at +10 s stay closed."""
+    cb, _ = breaker(clock)
+    fail(cb, 4)
+    clock.advance(10.0)
+    fail(cb)
+    assert cb.state is BreakerState.CLOSED
 
 
 def test_registry_gives_each_tool_one_breaker_with_the_shared_config(clock):
