@@ -134,9 +134,11 @@ class CircuitBreaker:
         """The service answered (success or a definite, non-transient error)."""
         with self._lock:
             transitions: list[BreakerTransition] = []
+            # A permit of the current generation was issued in the current state:
+            # a probe's breaker is half-open, any other permit's is closed.
             if permit.generation == self._generation:
                 self._failures.clear()
-                if permit.probe and self._state is BreakerState.HALF_OPEN:
+                if permit.probe:
                     transitions.append(self._move_locked(BreakerState.CLOSED, "probe succeeded"))
         self._emit(transitions)
 
@@ -146,9 +148,9 @@ class CircuitBreaker:
             transitions: list[BreakerTransition] = []
             if permit.generation == self._generation:
                 now = self._clock.now()
-                if permit.probe and self._state is BreakerState.HALF_OPEN:
+                if permit.probe:
                     transitions.append(self._open_locked(now, "probe failed"))
-                elif self._state is BreakerState.CLOSED:
+                else:
                     self._failures.append(now)
                     while self._failures and self._failures[0] <= now - self.config.window_s:
                         self._failures.popleft()
@@ -208,7 +210,7 @@ class BreakerRegistry:
     ) -> None:
         """Create an empty registry; every breaker shares `config` and `on_transition`."""
         self._clock = clock
-        self._config = BreakerConfig() if config is None else config
+        self._config = config  # None: each breaker takes the default
         self._on_transition = on_transition
         self._breakers: dict[str, CircuitBreaker] = {}
         self._lock = threading.Lock()

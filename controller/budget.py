@@ -278,18 +278,16 @@ class _PaidAttempt(contextlib.AbstractContextManager[None]):
     """The context of `TaskBudget.paid_attempt`: its scope is current inside."""
 
     __slots__ = ("_scope", "_token")
+    _token: contextvars.Token[_AttemptScope | None]
 
     def __init__(self, scope: _AttemptScope) -> None:
         self._scope = scope
-        self._token: contextvars.Token[_AttemptScope | None] | None = None
 
     def __enter__(self) -> None:
         self._token = _SCOPE.set(self._scope)
 
     def __exit__(self, *_: object) -> None:
-        if self._token is not None:
-            _SCOPE.reset(self._token)
-            self._token = None
+        _SCOPE.reset(self._token)
 
 
 def add_prepaid_credit(budget: TaskBudget, tool: str) -> None:

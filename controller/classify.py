@@ -59,6 +59,7 @@ _FIRST_SERVER_ERROR = 500
 _CONFLICT = 409
 _IN_FLIGHT = "IDEMPOTENCY_IN_FLIGHT"
 _MAX_MESSAGE = 200
+_RETRY_AFTER = "Retry-After"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,7 +201,7 @@ def _retry_after(error: BaseException, *, wall: float) -> float | None:
     response = getattr(error, "response", None)
     if not isinstance(response, httpx.Response):
         return None
-    return parse_retry_after(response.headers.get("Retry-After"), wall=wall)
+    return parse_retry_after(response.headers.get(_RETRY_AFTER), wall=wall)
 
 
 def _describe(error: BaseException) -> str:

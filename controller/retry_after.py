@@ -1,13 +1,12 @@
 """Parse `Retry-After` (RFC 9110 section 10.2.3): delay-seconds or an HTTP-date.
 
 HTTP-dates are measured against the injected clock's wall time, never the
-machine's. Dates in the past and negative delays mean "now" (0 s); anything
+machine's (nor its time zone). Dates in the past and negative delays mean "now" (0 s); anything
 unparseable is ignored (None) so the normal backoff applies.
 """
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import math
 import re
@@ -38,14 +37,17 @@ def parse_retry_after(value: str | None, *, wall: float) -> float | None:
     """Return the seconds to wait from `wall` (epoch seconds), or None when absent or garbage.
 
     Delay-seconds may carry a fraction (lenient); a negative delay or a past date
-    gives 0.0. An absurdly long delay is returned as is (possibly `math.inf`):
-    capping it against the deadline and `max_retry_after_s` is the caller's job.
+    gives 0.0; a date is ignored (None) when `wall` is not a finite number. An
+    absurdly long delay is returned as is (possibly `math.inf`): capping it
+    against the deadline and `max_retry_after_s` is the caller's job.
     """
     if value is None:
         return None
     text = value.strip()
     if _DELAY.fullmatch(text):
         return max(0.0, float(text))
+    if not math.isfinite(wall):  # no date can be measured against a clock that is not a number
+        return None
     when = _parse_http_date(text, wall=wall)
     if when is None:
         return None
@@ -72,15 +74,13 @@ def _parse_http_date(text: str, *, wall: float) -> float | None:
             )
         except ValueError:
             return None
-        return float(calendar.timegm(moment.utctimetuple()))
+        return moment.timestamp()
     return None
 
 
 def _expand_two_digit_year(year: int, *, wall: float) -> int:
     # RFC 9110: a two-digit year more than 50 years in the future means the
-    # most recent past year with those last two digits.
-    current = dt.datetime.fromtimestamp(wall if math.isfinite(wall) else 0, tz=dt.UTC).year
-    candidate = current - current % 100 + year
-    if candidate > current + _TWO_DIGIT_YEAR_HORIZON:
-        candidate -= 100
-    return candidate
+    # most recent past year with those last two digits. So the year is the one
+    # ending in those digits within (current - 50, current + 50].
+    latest = dt.datetime.fromtimestamp(wall, tz=dt.UTC).year + _TWO_DIGIT_YEAR_HORIZON
+    return latest - (latest - year) % 100

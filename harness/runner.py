@@ -53,7 +53,6 @@ from .trace_modes import (
 )
 from .workload.agents import Fleet
 from .workload.raised import controller_traceback
-from .world.clock import DEFAULT_EPOCH
 from .world.recorder import Recorder
 from .world.runtime import quiet_collector, run_virtual
 from .world.services import Services
@@ -237,6 +236,7 @@ def simulate(
             controller=controller.name,
             seed=seed,
             epoch=clock.epoch,
+            timezone=clock.timezone,
             contract=_contract_dict(scenario),
             tools={
                 t.name: {
@@ -278,7 +278,8 @@ def simulate(
             run_virtual(
                 main,
                 seed=seed,
-                epoch=DEFAULT_EPOCH,
+                epoch=scenario.epoch,
+                timezone=scenario.timezone,
                 horizon_s=horizon_for(scenario),
                 watchdog_s=watchdog_s,
                 real_wait_s=real_wait_s,

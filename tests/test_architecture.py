@@ -44,6 +44,7 @@ REAL_TIME = {
     "world/runtime.py": "seeds module-level random, so that controller code using it is "
     "deterministic",
     "world/timepatch.py": "patches the time module: it holds the real functions",
+    "world/localtime.py": "sets the C library's time zone and patches the local-time faces",
     "world/watchdog.py": "measures real time to catch code that blocks the loop",
 }
 """Modules allowed to touch ``time``, ``asyncio.sleep`` or module-level ``random``, and why."""

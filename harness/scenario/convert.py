@@ -9,9 +9,11 @@ validating its result and converting again gives an equal ``Scenario``.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Final
 
+from ..world.clock import DEFAULT_EPOCH
 from ..world.spec import (
     Call,
     Contract,
@@ -33,6 +35,7 @@ from .faults import (
     TransportFault,
     UnparseableFault,
 )
+from .schema import start_epoch
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -61,8 +64,16 @@ def to_spec(model: ScenarioFile, *, source: str | None, suite: str) -> Scenario:
         expect=Expectations(min_task_success_rate=model.expect.min_task_success_rate),
         seeds=None if model.seeds is None else tuple(model.seeds),
         transport=model.transport,
+        timezone=model.timezone,
+        epoch=DEFAULT_EPOCH if model.start_time is None else start_epoch(model.start_time),
         source=source,
     )
+
+
+def _start_time(epoch: float) -> str | None:
+    if epoch == DEFAULT_EPOCH:
+        return None
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 def _tool(tool: ToolModel) -> ToolSpec:
@@ -148,6 +159,8 @@ def to_file_data(scenario: Scenario) -> dict[str, Any]:
         "expect": _fields_of(scenario.expect),
         "seeds": None if scenario.seeds is None else list(scenario.seeds),
         "transport": scenario.transport,
+        "timezone": None if scenario.timezone == "UTC" else scenario.timezone,
+        "start_time": _start_time(scenario.epoch),
     }
     return {key: value for key, value in data.items() if value is not None}
 

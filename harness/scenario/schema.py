@@ -10,11 +10,13 @@ keys rejected, and every field saying in words what it accepts (see
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
 from ..invariants.happenings import EVENTS
+from ..world.localtime import ZONE_EXPECTED, zone_error
 from ..world.spec import Contract, ToolSpec, Workload
 from ._fields import (
     MAX_ATTEMPTS,
@@ -61,6 +63,9 @@ SEED: Final = f"a whole number from 0 to {MAX_SEED:,}"
 INVARIANT_ID: Final = "an invariant id (" + ", ".join(INVARIANT_IDS) + ")"
 MUST_HAPPEN: Final = "a must-happen event (" + ", ".join(EVENTS) + ")"
 MAX_AGENTS: Final = 100_000
+START_TIME: Final = (
+    "an ISO 8601 date-time with a UTC offset, from 1970 to 2999 (like 2026-03-08T06:59:58Z)"
+)
 
 
 class ContractModel(FileModel):
@@ -289,6 +294,27 @@ class ScenarioFile(FileModel):
     """Seeds to run the scenario with; default: the runner's."""
     transport: Annotated[Literal["direct", "http"], Expect("direct or http")] = "direct"
     """``direct`` (in-process, fleet scale) or ``http`` (httpx + respx, full fidelity)."""
+    timezone: Annotated[str, Expect(ZONE_EXPECTED)] = "UTC"
+    """The IANA time zone the run's local time follows; the wall clock stays UTC."""
+    start_time: Annotated[str | None, Expect(START_TIME)] = None
+    """The run's wall-clock start; default: 2026-01-01T00:00:00Z."""
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        if zone_error(value) is not None:
+            fail(ZONE_EXPECTED)
+        return value
+
+    @field_validator("start_time")
+    @classmethod
+    def _aware_start(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                start_epoch(value)
+            except ValueError:
+                fail(START_TIME)
+        return value
 
     @field_validator("description")
     @classmethod
@@ -328,6 +354,19 @@ class ScenarioFile(FileModel):
         if issues:
             fail_at("ScenarioFile", issues)
         return self
+
+
+def start_epoch(text: str) -> float:
+    """The Unix seconds of a ``start_time``.
+
+    Raises:
+        ValueError: ``text`` is not an ISO 8601 date-time with a UTC offset from 1970 to 2999.
+    """
+    when = dt.datetime.fromisoformat(text)
+    if when.utcoffset() is None or not 1970 <= when.year <= 2999:  # noqa: PLR2004
+        msg = f"expected {START_TIME}, got {text!r}"
+        raise ValueError(msg)
+    return when.timestamp()
 
 
 def json_schema() -> dict[str, Any]:

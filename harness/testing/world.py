@@ -134,7 +134,7 @@ class VirtualWorld:
             session = WorldSession(self, clock, recorder)
             return await main(session)
 
-        return run_virtual(entry, seed=self.seed, epoch=DEFAULT_EPOCH, **limits)
+        return run_virtual(entry, seed=self.seed, epoch=DEFAULT_EPOCH, timezone="UTC", **limits)
 
     def requests(self, tool: str | None = None) -> list[TraceEvent]:
         """The requests of the last run that reached a server (of ``tool``, if named)."""

@@ -3,7 +3,8 @@
 One :class:`VirtualClock` counts integer nanoseconds from 0 (a small
 monotonic face keeps float precision: near 1.7e9 a float's step is ~2.4e-7 s
 and a timer due "now" may never fire), and carries a wall-clock ``epoch`` so
-that HTTP-date ``Retry-After`` values mean something. The event loop that
+that HTTP-date ``Retry-After`` values mean something, and the ``timezone``
+its local-time faces follow. The event loop that
 runs on it is :mod:`retrychaos.world.loop`; code that reads ``time.*`` sees it
 through :mod:`retrychaos.world.timepatch`.
 """
@@ -19,12 +20,17 @@ DEFAULT_EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 class VirtualClock:
     """Integer-nanosecond virtual time; ``now()`` starts at 0 and never goes backwards."""
 
-    __slots__ = ("_ns", "epoch")
+    __slots__ = ("_ns", "epoch", "timezone")
 
-    def __init__(self, *, epoch: float = DEFAULT_EPOCH) -> None:
-        """Create a clock at virtual time 0, whose wall time is ``epoch`` (Unix seconds)."""
+    def __init__(self, *, epoch: float = DEFAULT_EPOCH, timezone: str = "UTC") -> None:
+        """Create a clock at virtual time 0, whose wall time is ``epoch`` (Unix seconds).
+
+        ``timezone`` (an IANA name) is the zone the run's local time follows
+        (see :mod:`retrychaos.world.localtime`); the wall face itself is UTC.
+        """
         self._ns = 0
         self.epoch = epoch
+        self.timezone = timezone
 
     def now_ns(self) -> int:
         """Virtual nanoseconds since the run began."""

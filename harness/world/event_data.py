@@ -47,6 +47,8 @@ class RunStartData(TypedDict):
     seed: int
     epoch: float
     """Wall-clock Unix seconds at virtual time 0."""
+    timezone: str
+    """The IANA time zone the run's local time follows."""
     contract: dict[str, Any]
     tools: dict[str, ToolInfo]
 

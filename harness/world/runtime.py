@@ -30,12 +30,14 @@ def run_virtual(
     *,
     seed: int = 0,
     epoch: float = DEFAULT_EPOCH,
+    timezone: str = "UTC",
     horizon_s: float = 7 * 24 * 3600.0,
     watchdog_s: float = 5.0,
     real_wait_s: float = 2.0,
 ) -> T:
     """Run ``main(clock)`` to completion on a fresh virtual clock and loop.
 
+    The clock's wall time starts at ``epoch``; its local time is ``timezone``.
     Global ``random`` is seeded with ``seed`` for third-party code (jitter in
     retry libraries), and restored afterwards.
 
@@ -44,7 +46,7 @@ def run_virtual(
         RealTimeBlockError: the code under test blocked the loop for real.
         RunAborted: virtual time ran past ``horizon_s``.
     """
-    clock = VirtualClock(epoch=epoch)
+    clock = VirtualClock(epoch=epoch, timezone=timezone)
     loop = VirtualEventLoop(clock, horizon_s=horizon_s, real_wait_s=real_wait_s)
     state = random.getstate()
     random.seed(seed)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .clock import DEFAULT_EPOCH
+
 
 class FaultType(StrEnum):
     """What goes wrong with one attempt."""
@@ -227,5 +229,9 @@ class Scenario:
     seeds: tuple[int, ...] | None = None
     transport: str = "direct"
     """``direct`` (in-process, fleet scale) or ``http`` (httpx + respx, full fidelity)."""
+    timezone: str = "UTC"
+    """The IANA time zone the run's local time follows (``time.localtime``, naive ``now()``)."""
+    epoch: float = DEFAULT_EPOCH
+    """The run's wall-clock start, in Unix seconds (default 2026-01-01T00:00:00Z)."""
     source: str | None = None
     """The file it was read from, if any."""

@@ -6,7 +6,8 @@ Inside :func:`virtual_time`:
   clock's small monotonic face, the same value as the event loop's ``time()``;
 - ``time.time``, ``datetime.datetime.now``/``utcnow``, ``datetime.date.today``,
   ``time.gmtime``, ``time.localtime`` and ``time.strftime`` read the clock's
-  wall face (freezegun, driven by the clock instead of frozen);
+  wall face (freezegun, driven by the clock instead of frozen); local time is
+  the clock's ``timezone``, not the host's (:mod:`retrychaos.world.localtime`);
 - ``time.sleep`` advances virtual time: in a baton thread it parks the thread
   until the loop reaches the wake-up time; on the loop's own thread it moves
   the clock forward at once, blocking every other task, as a real blocking
@@ -33,6 +34,7 @@ import freezegun
 import freezegun.api as fz
 
 from ..errors import RunAborted
+from .localtime import local_zone
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -127,7 +129,8 @@ def virtual_time(clock: VirtualClock, loop: VirtualEventLoop) -> Iterator[None]:
             setattr(fz, name, value)
     time.sleep = sleep  # type: ignore[assignment]
     try:
-        yield
+        with local_zone(clock):
+            yield
     finally:
         time.sleep = _real_sleep
         freezer.stop()

@@ -183,3 +183,17 @@ def test_schema_prints_json_schema(project: Path, retrychaos) -> None:
     assert result.returncode == 0
     schema = json.loads(result.stdout)
     assert {"name", "tools", "workload"} <= set(schema["properties"])
+
+
+def test_an_unknown_time_zone_is_a_usage_error(project: Path, retrychaos) -> None:
+    """A scenario on a zone that does not exist exits 2 naming the field and what was expected."""
+    (project / "scenarios" / "mars.yaml").write_text(
+        "name: mars\ndescription: x\ntimezone: Mars/Olympus_Mons\n"
+        "tools: [{name: search}]\nworkload: {calls: [{tool: search}]}\n"
+    )
+    result = retrychaos("run", "scenarios", "--seed", "1", cwd=project)
+    assert result.returncode == 2
+    assert (
+        "mars.yaml: timezone: expected an IANA time zone name (like UTC, Asia/Kolkata or "
+        'America/New_York), got "Mars/Olympus_Mons"'
+    ) in " ".join(result.stderr.split())

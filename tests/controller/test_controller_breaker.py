@@ -11,6 +11,7 @@ from retrychaos.controller import (
     ReferenceController,
     RetryPolicy,
 )
+from retrychaos.controller.breaker import BreakerRegistry
 
 ONE_SHOT = RetryPolicy(max_attempts_per_call=1)
 
@@ -223,3 +224,54 @@ def test_argument_errors_count_as_the_service_answering():
     clock.advance(5)
     asyncio.run(ctl.call(ScriptedTool(script=[status_error(404)]), {}, ctx(task_id="p")))
     assert ctl.breaker_for("search").state is BreakerState.CLOSED
+
+
+def test_transitions_say_which_tool_and_when(clock):
+    """Each transition names the breaker's tool and the clock time it happened at."""
+    cb, transitions = breaker(clock)
+    clock.advance(1.0)
+    fail(cb, 5)
+    clock.advance(5.0)
+    probe = cb.admit()
+    assert probe is not None
+    clock.advance(0.5)
+    cb.record_success(probe)
+    cb.release(probe)
+    assert [(t.tool, t.old.value, t.new.value, t.at) for t in transitions] == [
+        ("search", "closed", "open", 1.0),
+        ("search", "open", "half_open", 6.0),
+        ("search", "half_open", "closed", 6.5),
+    ]
+    assert transitions[-1].reason == "probe succeeded"
+
+
+def test_a_failed_probe_says_so(clock):
+    """The transition back to open after a probe failed gives that reason."""
+    cb, transitions = breaker(clock)
+    fail(cb, 5)
+    clock.advance(5.0)
+    fail(cb)
+    assert [(t.new.value, t.reason) for t in transitions[-2:]] == [
+        ("half_open", "cool-down over"),
+        ("open", "probe failed"),
+    ]
+
+
+def test_a_failure_exactly_one_window_old_no_longer_counts(clock):
+    """Failures window_s ago or earlier fall out of the count: four then one at +10 s stay closed."""
+    cb, _ = breaker(clock)
+    fail(cb, 4)
+    clock.advance(10.0)
+    fail(cb)
+    assert cb.state is BreakerState.CLOSED
+
+
+def test_registry_gives_each_tool_one_breaker_with_the_shared_config(clock):
+    """for_tool returns the same breaker for a name, a new one per name, all with one config."""
+    config = BreakerConfig(failure_threshold=2)
+    registry = BreakerRegistry(clock=clock, config=config)
+    search = registry.for_tool("search")
+    assert registry.for_tool("search") is search
+    other = registry.for_tool("geocode")
+    assert other is not search
+    assert (search.tool, other.tool, other.config) == ("search", "geocode", config)

@@ -14,6 +14,7 @@ from retrychaos.controller import (
     RetryPolicy,
     TaskBudget,
 )
+from retrychaos.controller.budget import BudgetBook, charge_current_request
 
 # Room for three re-plans: only the task budget (5) should bind.
 LAYERED = RetryPolicy(max_attempts_per_task=5, max_attempts_per_tool=10, max_attempts_per_call=3)
@@ -396,3 +397,66 @@ def test_unknown_outcome_errors_do_not_pass_the_gate_for_side_effects(clock):
     context = ctx(side_effect=True, idempotency_key="k", idempotency_supported=True)
     assert asyncio.run(ctl.call(tool, {}, context)) == "ok"
     assert answers == [True]
+
+
+def test_plain_gate_charges_the_operation_it_was_made_for(clock):
+    """A gate for one operation spends that operation's call budget, not only the task's."""
+    budget = TaskBudget(policy=LAYERED, clock=clock)
+    gate = budget.gate("a", "op-1")
+    assert [gate(n, None) for n in range(2, 6)] == [True, True, True, False]
+    assert budget.operation_attempts("a", "op-1") == 3
+    assert budget.check("a", "op-2") is None
+
+
+def test_forgetting_a_task_drops_its_budget_and_unknown_tasks_are_ignored(clock):
+    """After forget(task) the book starts that task afresh; forgetting a stranger is a no-op."""
+    book = BudgetBook(policy=RetryPolicy(), clock=clock)
+    first = book.for_task("t1")
+    first.charge("a")
+    book.for_task("t2")
+    book.forget("t1")
+    book.forget("never-seen")
+    assert len(book) == 1
+    assert book.for_task("t1") is not first
+    assert book.for_task("t1").attempts == 0
+
+
+def test_a_request_outside_any_attempt_charges_the_fallback_budget(clock):
+    """With no attempt scope, charge_current_request charges the fallback (tool '' by default)."""
+    budget = TaskBudget(policy=RetryPolicy(max_attempts_per_tool=1), clock=clock)
+    assert charge_current_request(budget) is None
+    assert budget.state("").tool_attempts == 1
+    refusal = charge_current_request(budget)
+    assert refusal is not None
+    assert refusal.message == "tool budget spent: 1 of 1 attempts on ''"
+    assert charge_current_request() is None
+
+
+def test_an_unused_budget_reports_a_deadline_from_now(clock):
+    """Before any attempt, the snapshot's deadline runs from the present moment."""
+    clock.t = 2.0
+    budget = TaskBudget(policy=RetryPolicy(max_elapsed_s=8.0), clock=clock)
+    assert budget.state("a").deadline == 10.0
+
+
+def test_check_judges_the_operation_it_is_asked_about(clock):
+    """check(tool, operation) refuses a spent operation without charging, and only that one."""
+    budget = TaskBudget(policy=LAYERED, clock=clock)
+    for _ in range(3):
+        budget.charge("a", "op-1")
+    refusal = budget.check("a", "op-1")
+    assert refusal is not None
+    assert refusal.message == "call budget spent: 3 of 3 attempts on this operation of 'a'"
+    assert budget.check("a", "op-2") is None
+    assert budget.attempts == 3
+
+
+def test_a_paid_attempt_scope_ends_with_its_block(clock):
+    """Inside paid_attempt a request spends the prepaid credit; after it, the fallback pays."""
+    budget = TaskBudget(policy=LAYERED, clock=clock)
+    fallback = TaskBudget(policy=LAYERED, clock=clock)
+    with budget.paid_attempt("a"):
+        assert charge_current_request(fallback, "a") is None
+    assert (budget.attempts, fallback.attempts) == (0, 0)
+    assert charge_current_request(fallback, "a") is None
+    assert (budget.attempts, fallback.attempts) == (0, 1)

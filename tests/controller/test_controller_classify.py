@@ -200,3 +200,64 @@ def test_only_connect_failures_never_reached_the_server():
         )
     ]
     assert reached == [False, False, True, True]
+
+
+@pytest.mark.parametrize("body", [{"message": 42}, {"message": ""}, {"message": ["x"]}])
+def test_only_a_non_empty_text_message_of_the_server_is_quoted(body):
+    """A server message that is empty or not text leaves the description at the status."""
+    assert classify(status_error(500, json=body)).message == "HTTP 500"
+
+
+def test_registered_mapping_may_have_committed_unless_told_otherwise():
+    """A user rule that says nothing about commitment assumes the attempt may have landed."""
+    classifier = Classifier()
+    classifier.register(QuotaError, FailureKind.TRANSIENT)
+    failure = classifier.classify(QuotaError("over quota"), KEYLESS_WRITE, wall=WALL_EPOCH)
+    assert (failure.kind, failure.may_have_committed) == (FailureKind.TRANSIENT, True)
+
+
+def test_registered_mapping_describes_the_error_and_reads_its_retry_after():
+    """A user rule decides the kind; the message and the server's Retry-After are still read."""
+    classifier = Classifier()
+    classifier.register(httpx.HTTPStatusError, FailureKind.TRANSIENT)
+    error = status_error(500, headers={"Retry-After": "3"})
+    failure = classifier.classify(error, READ, wall=WALL_EPOCH)
+    assert (failure.kind, failure.message, failure.retry_after_s) == (
+        FailureKind.TRANSIENT,
+        "HTTPStatusError: HTTP 500",
+        3.0,
+    )
+
+
+def test_a_plain_text_error_field_is_the_servers_message():
+    """A body like {"error": "quota exceeded"} gives its text as the server's message."""
+    failure = classify(status_error(503, json={"error": "quota exceeded"}))
+    assert failure.message == "HTTP 503: quota exceeded"
+
+
+def test_registered_mapping_measures_an_http_date_against_the_wall_clock():
+    """A user rule's failure still turns an HTTP-date Retry-After into seconds from `wall`."""
+    classifier = Classifier()
+    classifier.register(httpx.HTTPStatusError, FailureKind.TRANSIENT)
+    error = status_error(500, headers={"Retry-After": "Mon, 21 Sep 2026 14:13:25 GMT"})
+    assert classifier.classify(error, READ, wall=WALL_EPOCH).retry_after_s == 5.0
+
+
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (transport_error(httpx.ConnectError, "refused"), "ConnectError: refused"),
+        (transport_error(httpx.ReadTimeout, "timed out"), "ReadTimeout: timed out"),
+        (RuntimeError("odd"), "RuntimeError: odd"),
+    ],
+)
+def test_every_branch_describes_the_exception(error, message):
+    """Never-sent, sent-then-lost and unclassifiable errors each carry their own description."""
+    assert classify(error).message == message
+
+
+def test_a_message_of_exactly_the_limit_is_kept_whole():
+    """A description of 200 characters is not shortened; one more and it is."""
+    text = "x " * 93
+    assert classify(RuntimeError(text)).message == f"RuntimeError: {text}"
+    assert classify(RuntimeError(text + "y")).message == f"RuntimeError: {text[:183]}..."

@@ -13,7 +13,7 @@ from retrychaos.controller import (
     Verdict,
     decide,
 )
-from retrychaos.controller.decision import Prior, Standing, readmit, standing
+from retrychaos.controller.decision import Prior, Standing, final_payload, readmit, standing
 
 READ = ToolSemantics(side_effect=False)
 SAFE_WRITE = ToolSemantics(side_effect=True, idempotency_key="k", idempotency_supported=True)
@@ -341,4 +341,71 @@ def test_readmit_gives_up_when_the_wait_crosses_the_deadline():
             "the backoff after attempt 1 of this operation ends in 0.400 s, "
             "beyond the task deadline (0.300 s left)"
         ),
+    )
+
+
+def test_unprotected_side_effect_passes_definite_answers_on_with_their_message():
+    """A keyless side effect's argument error goes to the model, a permanent one stops, as told."""
+    assert run(failure(FailureKind.ARGUMENT, message="HTTP 422"), KEYLESS_WRITE) == Final(
+        verdict=Verdict.MODEL_FIX, message="HTTP 422"
+    )
+    assert run(failure(FailureKind.PERMANENT, message="HTTP 403"), KEYLESS_WRITE) == Final(
+        verdict=Verdict.STOP, message="HTTP 403"
+    )
+
+
+def test_retry_after_ending_exactly_at_the_deadline_gives_up():
+    """A Retry-After equal to the time left is too long: the retry would start at the deadline."""
+    assert run(failure(retry_after_s=8.0)) == Final(
+        verdict=Verdict.DEADLINE_EXCEEDED,
+        message="boom; Retry-After 8 s would cross the task deadline (8.000 s left)",
+    )
+
+
+def test_retry_after_at_the_cap_is_waited_for():
+    """A Retry-After of exactly max_retry_after_s is honoured, not refused."""
+    decision = run(failure(retry_after_s=60.0), state=budget(deadline=10_000.0))
+    assert decision == Retry(delay_s=60.0)
+
+
+def test_readmit_at_the_end_of_the_backoff_admits_at_once():
+    """An invocation arriving exactly when the backoff ends is not delayed further."""
+    assert readmit_at(0.4) is None
+
+
+def test_readmit_gives_up_when_the_wait_ends_exactly_at_the_deadline():
+    """A backoff that would end at the deadline itself ends the call."""
+    assert readmit_at(0.0, deadline=0.4) == Final(
+        verdict=Verdict.DEADLINE_EXCEEDED,
+        message=(
+            "the backoff after attempt 1 of this operation ends in 0.400 s, "
+            "beyond the task deadline (0.400 s left)"
+        ),
+    )
+
+
+def test_final_payload_carries_fix_details_only_for_model_fix():
+    """A stop after a 409 says what happened, without the model-fix keys."""
+    payload = final_payload(
+        verdict=Verdict.STOP,
+        message="HTTP 409",
+        failure=failure(FailureKind.PERMANENT, message="HTTP 409", code="CONFLICT", field="id"),
+        attempts=1,
+        tool="create",
+    )
+    assert payload == {
+        "ok": False,
+        "decision": "stop",
+        "error": "HTTP 409",
+        "failure_kind": "permanent",
+        "attempts": 1,
+        "tool": "create",
+    }
+
+
+def test_a_backoff_ending_exactly_at_the_deadline_gives_up():
+    """A backoff equal to the time left is too long: the retry would start at the deadline."""
+    assert run(failure(), state=budget(deadline=0.4)) == Final(
+        verdict=Verdict.DEADLINE_EXCEEDED,
+        message="boom; waiting 0.400 s would cross the task deadline (0.400 s left)",
     )

@@ -70,6 +70,8 @@ invariants: [no_duplicate_side_effects, idempotency_key_stable]
 expect: {min_task_success_rate: 0.9}
 seeds: [1, 2, 3]
 transport: http
+timezone: Asia/Kolkata
+start_time: "2026-03-08T06:59:58.250000Z"
 """
 
 MINIMAL_TEXT = """\

@@ -30,6 +30,8 @@ KINDS = (
     "connect_timeout, connect_error, read_timeout, timeout_after_commit, reset_after_commit, "
     "status, argument, unparseable, slow"
 )
+ZONE = "an IANA time zone name (like UTC, Asia/Kolkata or America/New_York)"
+START = "an ISO 8601 date-time with a UTC offset, from 1970 to 2999 (like 2026-03-08T06:59:58Z)"
 THINK = "a number of seconds from 0 to 86,400, or a range [low, high] with 0 <= low <= high"
 
 
@@ -256,6 +258,26 @@ CASES = [
         "workload.sdk_retries: expected a whole number from 0 to 100, got -1",
     ),
     ("workload.secrets", "x", 'workload.secrets: expected true or false, got "x"'),
+    # the run's clock
+    ("timezone", "Mars/Olympus_Mons", f'timezone: expected {ZONE}, got "Mars/Olympus_Mons"'),
+    ("timezone", "../etc/passwd", f'timezone: expected {ZONE}, got "../etc/passwd"'),
+    ("timezone", 5, f"timezone: expected {ZONE}, got 5"),
+    (
+        "start_time",
+        "2026-03-08 06:59:58",
+        f'start_time: expected {START}, got "2026-03-08 06:59:58"',
+    ),
+    ("start_time", "tomorrow", f'start_time: expected {START}, got "tomorrow"'),
+    (
+        "start_time",
+        "0001-01-01T00:00:00+01:00",
+        f'start_time: expected {START}, got "0001-01-01T00:00:00+01:00"',
+    ),
+    (
+        "start_time",
+        "3000-01-01T00:00:00Z",
+        f'start_time: expected {START}, got "3000-01-01T00:00:00Z"',
+    ),
 ]
 
 

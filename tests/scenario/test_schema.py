@@ -52,6 +52,8 @@ def test_top_level_properties() -> None:
         "expect",
         "seeds",
         "transport",
+        "timezone",
+        "start_time",
     ]
     assert schema["required"] == ["name", "description", "tools", "workload"]
     assert schema["additionalProperties"] is False

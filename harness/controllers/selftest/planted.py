@@ -10,6 +10,8 @@ known to catch it (the library's tests hold that pairing true on seeds 1-5).
 
 from __future__ import annotations
 
+import email.utils
+import time
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -229,6 +231,40 @@ class RetryAfterIsTheWait(RuleFollower):
         return decision, wait
 
 
+class HttpDateAsLocal(RuleFollower):
+    """Reads an HTTP-date as local time: ``time.mktime`` of the parsed GMT date."""
+
+    def retry_after(self, header: str | None) -> float | None:
+        """Right on a UTC host only: elsewhere the date moves by the zone's offset."""
+        parsed = None if header is None else email.utils.parsedate(header)
+        if parsed is None:
+            return super().retry_after(header)
+        return max(0.0, time.mktime(parsed) - time.time())
+
+
+class HttpDateStandardOffset(RuleFollower):
+    """Reads an HTTP-date as local time, then undoes the zone's standard offset only."""
+
+    def retry_after(self, header: str | None) -> float | None:
+        """Right outside daylight saving time: during it the date is an hour early."""
+        parsed = None if header is None else email.utils.parsedate(header)
+        if parsed is None:
+            return super().retry_after(header)
+        return max(0.0, time.mktime(parsed) - time.timezone - time.time())
+
+
+class HttpDateSignFlipped(RuleFollower):
+    """Subtracts the HTTP-date from now: a date in the past becomes a long wait."""
+
+    def retry_after(self, header: str | None) -> float | None:
+        """Now minus the date instead of the date minus now."""
+        wait = super().retry_after(header)
+        if header is None or wait is None or header.strip().isdigit():
+            return wait
+        when = email.utils.parsedate_to_datetime(header.strip())
+        return max(0.0, float(self.env.clock.wall()) - when.timestamp())
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Planted:
     """A broken variant, the invariant it must violate, and a scenario that shows it."""
@@ -339,6 +375,26 @@ PLANTED: tuple[Planted, ...] = (
         controller=RetryAfterIsTheWait,
         invariant="backoff_bounded_and_jittered",
         scenario="retry-after-date-in-past",
+    ),
+    Planted(
+        controller=HttpDateSignFlipped,
+        invariant="succeeds_when_possible",
+        scenario="retry-after-date-in-past",
+    ),
+    Planted(
+        controller=HttpDateAsLocal,
+        invariant="retry_after_respected",
+        scenario="retry-after-http-date-half-hour-zone",
+    ),
+    Planted(
+        controller=HttpDateAsLocal,
+        invariant="succeeds_when_possible",
+        scenario="retry-after-http-date-dst-change",
+    ),
+    Planted(
+        controller=HttpDateStandardOffset,
+        invariant="retry_after_respected",
+        scenario="retry-after-http-date-dst-change",
     ),
 )
 """Every broken variant with the invariant and the shipped scenario that must catch it."""
