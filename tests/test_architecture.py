@@ -36,6 +36,8 @@ REAL_TIME = {
     "controllers/adapters/_tooling.py": "adapters are written as user code is: they read the "
     "time module, which a run patches",
     "cli/commands.py": "selftest reports the real seconds it took, never a decision",
+    "controllers/selftest/planted.py": "planted bugs are written as user code is: they read "
+    "the time module's local-time faces, which a run patches",
     "controllers/naive.py": "a deliberately naive controller, written as user code is: it "
     "draws from module-level random, which the run seeds",
     "matrix.py": "measures the real seconds a matrix took, for its progress line",

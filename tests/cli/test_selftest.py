@@ -84,14 +84,14 @@ def test_one_scenario_covers_its_rules_and_names_the_rest(tmp_path: Path, retryc
     assert result.returncode == 1, result.stderr
     caught = "caught by 1 scenario (mine/forbidden-403)"
     expected = [
-        "selftest: 1 scenario, 6 correct controllers, 23 planted bugs, 1 seed: 23 cases",
+        "selftest: 1 scenario, 6 correct controllers, 27 planted bugs, 1 seed: 25 cases",
         *head(1),
         *planted_lines({"RetriesPermanent": caught, "ClaimsSuccess": caught}),
         *table("mine/forbidden-403", ".  .  .  -  x  .  .  .  .  .  -  .  x  ."),
         *rule_lines({"no_retry_on_permanent", "honest_outcomes"}),
         UNCOVERED,
         "false alarms: none (every correct controller passed every selected scenario)",
-        "selftest FAILED: 12 rule(s) uncovered (23 cases in 0.0 s, --jobs 1)",
+        "selftest FAILED: 12 rule(s) uncovered (25 cases in 0.0 s, --jobs 1)",
     ]
     assert TIMING.sub("in 0.0 s, --jobs", result.stdout).splitlines() == expected
     assert result.stderr == ""
@@ -121,7 +121,7 @@ def test_a_scenario_failing_correct_controllers_is_a_false_alarm(
             "code and their verdicts cannot be trusted:"
         ),
         *(f"  {name} on mine/forbidden-403 seed 1: {alarm}" for name, _ in KNOWN_GOOD),
-        "selftest FAILED: 11 rule(s) uncovered; 6 false alarm(s) (23 cases in 0.0 s, --jobs 1)",
+        "selftest FAILED: 11 rule(s) uncovered; 6 false alarm(s) (25 cases in 0.0 s, --jobs 1)",
     ]
 
 
@@ -136,7 +136,7 @@ def test_a_scenario_failing_correct_controllers_is_a_false_alarm(
         (["--watchdog", "0"], "error: --watchdog expects seconds > 0, got 0.0"),
         (
             ["-k", "nothing-like-this"],
-            "error: no scenario matches the selection (-k nothing-like-this); 37 scenario(s) deselected",
+            "error: no scenario matches the selection (-k nothing-like-this); 39 scenario(s) deselected",
         ),
     ],
 )
@@ -164,7 +164,7 @@ def test_every_planted_bug_is_listed_once() -> None:
     """The planted bugs are PLANTED's distinct (controller, rule) pairs, each rule of the catalogue among them."""
     pairs = {(entry.controller.__name__, entry.invariant) for entry in PLANTED}
     bugs = planted_bugs()
-    assert len(bugs) == len(pairs) == 23
+    assert len(bugs) == len(pairs) == 27
     assert {(bug.name, bug.rule) for bug in bugs} == pairs
     assert {bug.rule for bug in bugs} == {inv.id for inv in ALL}
 
