@@ -31,7 +31,7 @@ import httpx2
 
 from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT
 from .context import CURRENT_CALL
-from .service import IDEMPOTENCY_HEADER
+from .service import IDEMPOTENCY_HEADER, request_args
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping
@@ -217,7 +217,7 @@ class Family:
             msg = f"[Errno -2] Name or service not known: {request.url.host!r} is no simulated tool"
             raise self.hx.ConnectError(msg, request=request)
         answer = await service.serve(
-            json_args(request.content),
+            json_args(request.content, request.url.query),
             request.headers.get(IDEMPOTENCY_HEADER) or None,
             meta,
             method=request.method,
@@ -303,13 +303,9 @@ def parse_result(response: Any) -> Any:
     return response.json()
 
 
-def json_args(body: bytes) -> dict[str, Any]:
-    """A request body's JSON object; anything else (no body, not JSON) counts as ``{}``."""
-    try:
-        value = json.loads(body) if body else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+def json_args(body: bytes, query: bytes | str = b"") -> dict[str, Any]:
+    """A request's arguments: its JSON object body, else its query string, else ``{}``."""
+    return request_args(body, query)
 
 
 def block_on(loop: Any, coro: Coroutine[Any, Any, Any], *, what: str) -> Any:

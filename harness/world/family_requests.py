@@ -161,7 +161,7 @@ class _SimulatedPool:
         raw = body.encode() if isinstance(body, str) else bytes(body or b"")
         key = (headers or {}).get(IDEMPOTENCY_HEADER) or None
         coro = service.serve(
-            json_args(raw),
+            json_args(raw, url.partition("?")[2]),
             key,
             CURRENT_CALL.get(),
             method=method.upper(),

@@ -42,6 +42,7 @@ import asyncio
 import json
 import math
 import random
+import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -374,13 +375,35 @@ class SimulatedService:
 
 
 def _json_args(request: httpx.Request) -> dict[str, Any]:
-    """The request's JSON object body; anything else (no body, not JSON) counts as ``{}``."""
+    """The request's arguments (see :func:`request_args`)."""
     try:
         body = request.content
-        value = json.loads(body) if body else {}
-    except (httpx.RequestNotRead, ValueError):
+    except httpx.RequestNotRead:
         return {}
-    return value if isinstance(value, dict) else {}
+    return request_args(body, request.url.query)
+
+
+def request_args(body: bytes, query: bytes | str = b"") -> dict[str, Any]:
+    """A request's arguments: its JSON object body, else its query string, else ``{}``.
+
+    Clients that send no body with a GET (the openai SDK's ``get``) pass the
+    arguments as query parameters; each value is read as JSON when it parses
+    (``?limit=3`` is the integer 3), else as text.
+    """
+    if body:
+        try:
+            value = json.loads(body)
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+    text = query.decode("ascii", "replace") if isinstance(query, bytes) else query
+    args: dict[str, Any] = {}
+    for name, raw in urllib.parse.parse_qsl(text, keep_blank_values=True):
+        try:
+            args[name] = json.loads(raw)
+        except ValueError:
+            args[name] = raw
+    return args
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

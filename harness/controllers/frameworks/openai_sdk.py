@@ -6,14 +6,16 @@ what such code does, with the SDK's defaults::
 
     client = openai.AsyncOpenAI(base_url=<tool host>, api_key="sk-test",
                                 http_client=httpx2.AsyncClient(transport=...))
-    await client.post(<tool path>, body=args, cast_to=object)
+    await client.post(<tool path>, body=args, cast_to=object)   # a GET tool:
+    await client.get(<tool path>, cast_to=object, options={"params": args})
 
 ``max_retries=2``: the SDK retries timeouts, connection errors, 408, 409,
 429 and 5xx (``x-should-retry`` overrides), waiting ``min(0.5 * 2**n, 8)``
 seconds less up to 25% jitter, or the ``Retry-After`` the server sends when it
-is at most 120 s; the request timeout is the SDK's 600 s. Every tool is
-reached with the SDK's generic ``post`` (the simulated services read the
-arguments from the JSON body whatever the method). The agent's idempotency
+is at most 120 s; the request timeout is the SDK's 600 s. A tool is reached
+with the SDK's generic ``post``, or ``get`` for a GET tool: the SDK sends no
+body with a GET, so the arguments go in the query string, which the simulated
+services read when there is no JSON body. The agent's idempotency
 key goes in an ``Idempotency-Key`` header when it has one. When the SDK gives
 up its exception (``openai.APIStatusError``, ``APITimeoutError``,
 ``APIConnectionError``) propagates as in the calling code.
@@ -91,12 +93,16 @@ class OpenAISdk:
         return client
 
     async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
-        """POST ``args`` to the tool with the SDK; its ``max_retries`` retries what it retries."""
+        """Send ``args`` with the SDK (a GET's in its query); its retries are ``max_retries``."""
         url = urlsplit(tool.url)
         client = self._client(f"{url.scheme}://{url.netloc}")
         headers = {"Idempotency-Key": ctx.idempotency_key} if ctx.idempotency_key else {}
         token = _SENT.set([0])
         try:
+            if tool.method == "GET":  # the SDK sends no body with a GET: arguments go in the query
+                return await client.get(
+                    url.path or "/", cast_to=object, options={"headers": headers, "params": args}
+                )
             return await client.post(
                 url.path or "/", body=args, cast_to=object, options={"headers": headers}
             )
