@@ -95,6 +95,8 @@ def resolve(name: str) -> ControllerRef:
         )
     try:
         module = _import_from_here(module_name)
+    except ControllerLoadError:  # a module that says itself what it misses (a framework's extra)
+        raise
     except ImportError as exc:
         raise ControllerLoadError(
             f"controller {name!r}: cannot import module {module_name!r} ({exc}); "

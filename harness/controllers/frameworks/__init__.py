@@ -1,0 +1,18 @@
+"""Framework controllers: agent frameworks' own tool loops run as built-in controllers.
+
+Each module runs one framework, configured the way its documentation and
+typical code show it, with a ``factory(env)``. One invocation is one run of
+the framework's own loop; the harness's scripted model drives the
+framework's model interface, so the model's re-plans go through the
+framework's own code and the error text the framework hands back to the
+model is read as the failure it is (:mod:`._common`).
+
+- ``pydantic_ai``: a pydantic-ai ``Agent`` whose tool raises ``ModelRetry``
+  (``pydantic-ai``), and an HTTP tool over pydantic-ai's retrying transport
+  (``pydantic-ai-transport``);
+- ``openai_agents``: an openai-agents ``Agent`` with a ``@function_tool``,
+  run by ``Runner.run`` (``openai-agents``).
+
+The frameworks are an optional extra: ``pip install 'retrychaos[frameworks]'``.
+``docs/compatibility.md`` says what each one passes and fails, and why.
+"""
