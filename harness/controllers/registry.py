@@ -60,6 +60,14 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.adapters.pybreaker_tenacity:factory",
         "a pybreaker circuit breaker per tool inside tenacity-good's retries",
     ),
+    "pydantic-ai": (
+        "retrychaos.controllers.frameworks.pydantic_ai:factory",
+        "a pydantic-ai Agent whose tool raises ModelRetry on failure (default retries)",
+    ),
+    "openai-agents": (
+        "retrychaos.controllers.frameworks.openai_agents:factory",
+        "an openai-agents Agent with a @function_tool (defaults), run by Runner.run",
+    ),
 }
 
 

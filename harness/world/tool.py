@@ -55,12 +55,19 @@ class Tool:
         self._sdk = sdk
         self._transport = transport
         self._http = http
+        self._layer = "controller"
 
     def bound_to(self, meta: CallMeta) -> Tool:
         """The same tool, bound to another invocation (what the harness makes per call)."""
         tool: Tool = object.__new__(Tool)
         tool.__dict__.update(self.__dict__)
         tool._meta = meta
+        return tool
+
+    def _with_layer(self, layer: str) -> Tool:
+        """The same tool, its attempts marked ``layer`` (a framework's own retries: "framework")."""
+        tool = self.bound_to(self._meta)
+        tool._layer = layer  # noqa: SLF001 (a copy of this class)
         return tool
 
     def build_request(
@@ -90,7 +97,7 @@ class Tool:
             meta = self._meta
             if (
                 self._transport == "direct"
-                and meta.layer == "controller"
+                and meta.layer == self._layer == "controller"
                 and CURRENT_CALL.get() is meta
             ):
                 # What _once() does then, one coroutine less on every wait.
@@ -102,10 +109,10 @@ class Tool:
                     meta=meta,
                     timeout_s=self._contract.attempt_timeout_s,
                 )
-            return await self._once(args, idempotency_key, "controller")
+            return await self._once(args, idempotency_key, self._layer)
         attempt = 1
         while True:
-            layer = "controller" if attempt == 1 else "sdk"
+            layer = self._layer if attempt == 1 else "sdk"
             try:
                 return await self._once(args, idempotency_key, layer)
             except (httpx.HTTPStatusError, httpx.TransportError) as exc:
@@ -166,6 +173,10 @@ class SyncTool:
         self.side_effect = tool.side_effect
         self.idempotency_supported = tool.idempotency_supported
         self.build_request = tool.build_request
+
+    def _with_layer(self, layer: str) -> SyncTool:
+        """The same tool, its attempts marked ``layer`` (see :meth:`Tool._with_layer`)."""
+        return SyncTool(self._tool._with_layer(layer), self._loop)  # noqa: SLF001
 
     def __call__(
         self,

@@ -10,13 +10,26 @@ a result.
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ControllerLoadError
 
-__all__ = ["EXTRA_HINT", "decision_from_text", "missing_extra"]
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping
+
+__all__ = [
+    "EXTRA_HINT",
+    "Executions",
+    "decision_from_text",
+    "error_body",
+    "http_status",
+    "missing_extra",
+    "read_output",
+    "tool_function",
+]
 
 EXTRA_HINT = "pip install 'retrychaos[frameworks]'"
 """The command that installs every framework the built-in framework controllers run."""
@@ -86,3 +99,75 @@ def decision_from_text(text: str) -> dict[str, Any]:
             "error": text,
         }
     return {"ok": False, "decision": "stop", "error": text}
+
+
+def read_output(text: str) -> Any:
+    """Read a framework run's final output: the tool's result, or the failure handed back.
+
+    The scripted model ends every run with what the framework handed it:
+    a result's JSON, or an error. An error is plain text, or JSON of the
+    form ``{"error": "..."}`` (pydantic-ai wraps an errored tool return that
+    way, ``ToolReturnPart.model_response_str``); both are read with
+    :func:`decision_from_text`.
+    """
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return decision_from_text(text)
+    if isinstance(value, dict) and set(value) == {"error"} and isinstance(value["error"], str):
+        return decision_from_text(value["error"])
+    return value
+
+
+def tool_function(
+    name: str, args: Mapping[str, Any], body: Callable[[dict[str, Any]], Awaitable[Any]]
+) -> Callable[..., Awaitable[Any]]:
+    """An async function named ``name`` whose keyword parameters are ``args``' names and types.
+
+    What a developer writes for a tool (``async def book_room(room: str,
+    nights: int)``), made from the call the scripted model will send, so
+    the framework builds its usual schema from the signature and validates
+    the model's call against it. ``body`` gets the validated arguments.
+    """
+
+    async def function(**kwargs: Any) -> Any:
+        return await body(kwargs)
+
+    params = [
+        inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(value))
+        for key, value in args.items()
+    ]
+    function.__signature__ = inspect.Signature(params, return_annotation=Any)  # type: ignore[attr-defined]
+    function.__annotations__ = {p.name: p.annotation for p in params} | {"return": Any}
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"Call the {name} tool."
+    return function
+
+
+def _annotation(value: Any) -> Any:
+    # bool before int: True is an int too, and its schema must stay boolean.
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind
+    return Any
+
+
+class Executions:
+    """The harness tool for each execution of the framework's tool inside one framework run.
+
+    The first execution is the controller's attempt; the framework's own
+    retries (the 2nd and later executions in the same run) are marked
+    ``layer: "framework"`` in the trace.
+    """
+
+    __slots__ = ("_tool", "count")
+
+    def __init__(self, tool: Any) -> None:
+        """Count executions of ``tool`` (bound to one invocation)."""
+        self._tool = tool
+        self.count = 0
+
+    def next(self) -> Any:
+        """The tool to call for the next execution."""
+        self.count += 1
+        return self._tool if self.count == 1 else self._tool._with_layer("framework")  # noqa: SLF001
