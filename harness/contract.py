@@ -9,7 +9,8 @@ This module is public and stable; users write against it from the README.
         async def call(self, tool, args, ctx): ...   # or a plain ``def call``
 
 - ``env``: :class:`Env` (``seed``, ``contract``, ``audit(record)``, ``clock``,
-  ``http``);
+  ``http``, ``transport``, ``sync_http``, ``sync_transport``,
+  ``requests_session()``);
 - ``ctx``: :class:`Ctx` (``task_id``, ``call_id``, ``tool``, ``side_effect``,
   ``idempotency_key``, ``idempotency_supported``, ``deadline``, ...);
 - ``tool``: :class:`Tool` (async) or :class:`SyncTool` (for a sync ``call``):
@@ -22,22 +23,31 @@ This module is public and stable; users write against it from the README.
 (:mod:`retrychaos.world.tool`) and :class:`Contract` with the scenario model
 (:mod:`retrychaos.world.spec`); this module is where a controller's author
 finds them.
+
+A controller speaking httpx2 instead of httpx declares it with a
+``client_family`` attribute (``"httpx"``, the default, or ``"httpx2"``) on
+its factory (a class attribute when the factory is the class) or on the
+controller object: ``tool(...)`` then raises httpx2's exceptions and the
+``env`` clients are httpx2's (:mod:`retrychaos.world.families`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .world.families import HTTPX, Family
+from .world.family_requests import requests_session
 from .world.loop import sleep
 from .world.spec import Contract
 from .world.tool import SyncTool, Tool
-from .world.transport import http_client
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    import httpx
+    import requests
+    from urllib3.util.retry import Retry
 
     from .world.clock import VirtualClock
     from .world.services import Services
@@ -137,12 +147,14 @@ class Env:
         clock: VirtualClock,
         services: Services,
         audit_sink: Callable[[Any], None],
+        family: Family = HTTPX,
     ) -> None:
-        """Build the environment (the harness does this).
+        """Build the environment (the harness does this, inside the run's loop).
 
         ``contract`` is the controller's own copy: a controller that edits it
         (``object.__setattr__`` gets past ``frozen``) changes nothing the
-        harness judges by, which is the scenario's contract.
+        harness judges by, which is the scenario's contract. ``family``: the
+        client family the factory declares.
         """
         self.seed = seed
         self.contract = replace(contract)
@@ -150,28 +162,81 @@ class Env:
         self.clock = EnvClock(clock)
         self._services = services
         self._audit_sink = audit_sink
-        self._http: httpx.AsyncClient | None = None
+        self._family = family
+        self._http: Any = None
+        self._sync_http: Any = None
+        try:
+            self._loop: Any = asyncio.get_running_loop()
+        except RuntimeError:  # built outside a run: the sync accessors will say so
+            self._loop = None
+
+    @property
+    def client_family(self) -> str:
+        """The controller's declared client family: ``"httpx"`` or ``"httpx2"``."""
+        return self._family.name
+
+    def _adopt_family(self, family: Family) -> None:
+        """Use ``family`` from now on (declared by the controller object)."""
+        if family is not self._family:
+            self._family = family
+            self._http = self._sync_http = None
 
     def audit(self, record: dict[str, Any]) -> None:
         """Record one audit record (see :data:`AUDIT_FIELDS`)."""
         self._audit_sink(record)
 
     @property
-    def http(self) -> httpx.AsyncClient:
-        """An ``httpx.AsyncClient`` wired to the simulated services (respx)."""
+    def http(self) -> Any:
+        """An ``AsyncClient`` of the declared family wired to the simulated services.
+
+        ``httpx.AsyncClient`` (a respx router behind it) or ``httpx2.AsyncClient``
+        (httpx2's ``MockTransport``); its timeout is the contract's
+        ``attempt_timeout_s``.
+        """
         if self._http is None:
-            self._http = http_client(self._services, timeout_s=self._contract.attempt_timeout_s)
+            timeout_s = self._contract.attempt_timeout_s
+            self._http = self._family.async_client(self._services, timeout_s=timeout_s)
         return self._http
 
     @property
-    def transport(self) -> httpx.AsyncBaseTransport:
-        """The run's network as an httpx transport: wrap it to build your own client.
+    def transport(self) -> Any:
+        """The run's network as the declared family's async transport: wrap it in your own client.
 
         In production an HTTP-layer retry library wraps the real network
         (``RetryTransport(transport=httpx.AsyncHTTPTransport())``); in a run it
         wraps this one, which serves the simulated tools.
         """
         return self.http._transport  # noqa: SLF001 (the client we built, exposed on purpose)
+
+    @property
+    def sync_http(self) -> Any:
+        """A sync ``Client`` of the declared family, for a sync controller's ``call``.
+
+        Each request blocks its thread in virtual time, as a ``SyncTool`` does;
+        from async code (the loop's own thread) it raises ``RuntimeError``.
+        """
+        if self._sync_http is None:
+            timeout_s = self._contract.attempt_timeout_s
+            self._sync_http = self._family.sync_client(
+                self._services, self._loop, timeout_s=timeout_s
+            )
+        return self._sync_http
+
+    @property
+    def sync_transport(self) -> Any:
+        """The run's network as a sync transport of the declared family (see :attr:`transport`)."""
+        return self.sync_http._transport  # noqa: SLF001 (the client we built, exposed on purpose)
+
+    def requests_session(self, retries: Retry | int | None = None) -> requests.Session:
+        """A new ``requests.Session`` whose requests reach the simulated tools.
+
+        ``retries`` is what ``HTTPAdapter(max_retries=...)`` takes: pass
+        ``Retry(total=3, backoff_factor=0.5, status_forcelist=[503])`` and
+        urllib3's own retry loop runs, sleeping in virtual time. For a sync
+        controller's ``call`` (see :mod:`retrychaos.world.family_requests`).
+        """
+        timeout_s = self._contract.attempt_timeout_s
+        return requests_session(self._services, self._loop, timeout_s=timeout_s, retries=retries)
 
     @property
     def tools(self) -> dict[str, str]:

@@ -36,7 +36,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .audit import audit_checker
 from .contract import Env
-from .controllers.registry import check_controller
+from .controllers.registry import controller_family, settle_family
 from .errors import ControllerLoadError, RunAborted
 from .invariants.registry import check_all, exercise_of
 from .invariants.sharded import judge_in_parts
@@ -224,6 +224,7 @@ def simulate(
             clock=clock,
             services=services,
             audit_sink=audit_checker(recorder),
+            family=controller_family(controller.name, controller.factory),
         )
         recorder.emit(
             "run_start",
@@ -248,7 +249,7 @@ def simulate(
             box["factory_error"] = exc
             box["traceback"] = controller_traceback(exc)
             return
-        check_controller(controller.name, instance)
+        family = settle_family(controller, instance, env)
         _refuse_zeroed_backoff(controller.name)
         fleet = Fleet(
             scenario=scenario,
@@ -259,6 +260,7 @@ def simulate(
             clock=clock,
             faker=_faker(),
             http=lambda: env.http,
+            family=family,
         )
         box["fleet"] = fleet
         await fleet.run()

@@ -7,9 +7,13 @@ import inspect
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ControllerLoadError
+from ..world.families import HTTPX, Family, declared_family
+
+if TYPE_CHECKING:
+    from ..contract import Env
 
 BUILTINS: dict[str, tuple[str, str]] = {
     "naive": (
@@ -68,6 +72,18 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.frameworks.openai_agents:factory",
         "an openai-agents Agent with a @function_tool (defaults), run by Runner.run",
     ),
+    "langgraph": (
+        "retrychaos.controllers.frameworks.langgraph:factory",
+        "a LangGraph agent graph, its ToolNode added with retry_policy=RetryPolicy()",
+    ),
+    "langchain-retry-middleware": (
+        "retrychaos.controllers.frameworks.langchain:factory",
+        "a LangChain v1 create_agent with ToolRetryMiddleware() defaults: 2 retries, any error",
+    ),
+    "openai-sdk": (
+        "retrychaos.controllers.frameworks.openai_sdk:factory",
+        "the openai SDK's client.post to the tool, its default max_retries=2 (httpx2)",
+    ),
 }
 
 
@@ -103,7 +119,7 @@ def resolve(name: str) -> ControllerRef:
         )
     try:
         module = _import_from_here(module_name)
-    except ControllerLoadError:  # a module that says itself what it misses (a framework's extra)
+    except ControllerLoadError:  # a built-in's own message: its framework is missing
         raise
     except ImportError as exc:
         raise ControllerLoadError(
@@ -160,7 +176,31 @@ def check_factory(name: str, factory: Any) -> None:
             "expected 'def factory(env) -> controller'"
         ) from exc
     except ValueError:  # builtins without a signature: let the call decide
-        return
+        pass
+    controller_family(name, factory)
+
+
+def controller_family(name: str, *declarers: Any) -> Family:
+    """The client family the first declarer declares (``client_family``); httpx if none does.
+
+    Raises:
+        ControllerLoadError: the declared name is no family (the message names them).
+    """
+    try:
+        return declared_family(*declarers) or HTTPX
+    except ValueError as exc:
+        raise ControllerLoadError(f"controller {name!r}: {exc}") from None
+
+
+def settle_family(controller: ControllerRef, instance: Any, env: Env) -> Family:
+    """Check what the factory returned; the client family it speaks, which ``env`` adopts.
+
+    The factory's declaration wins; the object's counts when the factory makes none.
+    """
+    check_controller(controller.name, instance)
+    family = controller_family(controller.name, controller.factory, instance)
+    env._adopt_family(family)  # noqa: SLF001 (the harness's own hook)
+    return family
 
 
 def check_controller(name: str, controller: Any) -> None:

@@ -39,6 +39,7 @@ from ..scenario import scenario_from_dict
 from ..world.clock import DEFAULT_EPOCH
 from ..world.context import CURRENT_CALL, CallMeta
 from ..world.digests import args_digest, digest
+from ..world.families import HTTPX, declared_family, family
 from ..world.recorder import Recorder
 from ..world.runtime import run_virtual
 from ..world.services import Services
@@ -171,8 +172,19 @@ class WorldSession:
         self._rng = random.Random(world.seed)
         self._ops: dict[str, int] = {}
 
-    def tool(self, name: str, *, task: str = "t1", op: str | None = None, agent: int = 0) -> Tool:
-        """Tool ``name`` as a controller receives it: every await of it is one attempt."""
+    def tool(
+        self,
+        name: str,
+        *,
+        task: str = "t1",
+        op: str | None = None,
+        agent: int = 0,
+        client_family: str = "httpx",
+    ) -> Tool:
+        """Tool ``name`` as a controller receives it: every await of it is one attempt.
+
+        It raises the exceptions of ``client_family`` (``"httpx"`` or ``"httpx2"``).
+        """
         spec = self.services.by_name[name].spec
         operation = op or self._next_op(task)
         meta = self._meta(agent, task, operation)
@@ -184,6 +196,7 @@ class WorldSession:
             sdk=None,
             transport="direct",
             http=lambda: self.env.http,
+            family=family(client_family),
         )
 
     def ctx(
@@ -226,10 +239,16 @@ class WorldSession:
         key: str | _Auto | None = AUTO,
         deadline_s: float | None = None,
     ) -> Any:
-        """Invoke ``controller.call(tool, args, ctx)`` as an agent does (async or sync ``call``)."""
+        """Invoke ``controller.call(tool, args, ctx)`` as an agent does (async or sync ``call``).
+
+        The tool and ``env``'s clients speak the client family the controller
+        declares (its ``client_family``; httpx if it declares none).
+        """
         operation = self._next_op(task)
         ctx = self.ctx(name, task=task, op=operation, key=key, deadline_s=deadline_s)
-        tool = self.tool(name, task=task, op=operation)
+        declared = declared_family(controller) or HTTPX
+        self.env._adopt_family(declared)  # noqa: SLF001 (the harness's own hook)
+        tool = self.tool(name, task=task, op=operation, client_family=declared.name)
         payload = dict(args or {})
         meta = self._meta(0, task, operation)
         self.recorder.emit(

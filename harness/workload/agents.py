@@ -19,6 +19,7 @@ from ..canaries import agent_key, plant_secret, redact
 from ..contract import Ctx
 from ..world.context import CURRENT_CALL, CallMeta
 from ..world.digests import cached_args_digest, digest
+from ..world.families import HTTPX
 from ..world.loop import sleep
 from ..world.sdk import SdkLayer
 from ..world.tool import SyncTool, Tool
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         TaskEndData,
         TaskStartData,
     )
+    from ..world.families import Family
     from ..world.loop import VirtualEventLoop
     from ..world.recorder import Recorder
     from ..world.services import Services
@@ -65,8 +67,9 @@ class Fleet:
         clock: VirtualClock,
         faker: Faker,
         http: Any,
+        family: Family = HTTPX,
     ) -> None:
-        """Prepare a fleet; :meth:`run` runs it."""
+        """Prepare a fleet; :meth:`run` runs it (``family``: the controller's client family)."""
         self.scenario = scenario
         self.seed = seed
         self.controller = controller
@@ -75,6 +78,7 @@ class Fleet:
         self.clock = clock
         self.faker = faker
         self.http: Any = http
+        self.family = family
         self.contract = scenario.world.contract
         workload = scenario.workload
         self.workload = workload
@@ -277,6 +281,7 @@ class Fleet:
                 sdk=self.sdk,
                 transport=self.scenario.transport,
                 http=self.http,
+                family=self.family,
             )
         return model.bound_to(meta)
 

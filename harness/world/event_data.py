@@ -81,7 +81,7 @@ class RequestData(TypedDict):
     key: str | None
     args: str
     layer: str
-    """``"controller"`` or ``"sdk"``."""
+    """``"controller"``, ``"sdk"`` or ``"framework"`` (a framework's own retry loop)."""
     method: str
     path: str
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 import httpx
+import httpx2
 
 if TYPE_CHECKING:
     import random
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     Gate = Callable[[int, BaseException | None], bool]
 
 _SDK_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+# Either client family's (httpx, httpx2): the layer works under any controller.
+_STATUS_ERRORS = (httpx.HTTPStatusError, httpx2.HTTPStatusError)
+_TRANSPORT_ERRORS = (httpx.TransportError, httpx2.TransportError)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,13 +45,13 @@ class SdkLayer:
 
     def retryable(self, exc: BaseException) -> bool:
         """Whether the layer retries after ``exc`` (a status it retries, or a transport error)."""
-        if isinstance(exc, httpx.HTTPStatusError):
+        if isinstance(exc, _STATUS_ERRORS):
             return exc.response.status_code in _SDK_STATUSES
-        return isinstance(exc, httpx.TransportError)
+        return isinstance(exc, _TRANSPORT_ERRORS)
 
     def delay(self, attempt: int, exc: BaseException, rng: random.Random) -> float:
         """Seconds to wait after failed ``attempt``: a small ``Retry-After``, else backoff."""
-        if isinstance(exc, httpx.HTTPStatusError):
+        if isinstance(exc, _STATUS_ERRORS):
             raw = exc.response.headers.get("Retry-After")
             if raw is not None and raw.strip().isdigit():
                 value = float(raw.strip())

@@ -52,6 +52,10 @@ class Services:
         """The services, in the order their tools were given."""
         return iter(self.by_name.values())
 
+    def at_host(self, host: str) -> SimulatedService | None:
+        """The service at ``host`` (None: no tool is served there)."""
+        return self._by_host.get(host)
+
     def for_request(self, request: httpx.Request) -> SimulatedService:
         """The service at ``request``'s host.
 

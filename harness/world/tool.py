@@ -5,16 +5,17 @@ its face for a plain ``def call`` (it blocks in virtual time on a baton
 thread). Both are part of the plug-in contract and are found there too
 (:mod:`retrychaos.contract`). One call makes one attempt through the run's
 transport ("direct" or "http"), plus the retries of the SDK layer under the
-tool when the scenario has one (:mod:`retrychaos.world.sdk`).
+tool when the scenario has one (:mod:`retrychaos.world.sdk`). It raises what
+a client of the controller's declared family raises (httpx's classes, or
+httpx2's: :mod:`retrychaos.world.families`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from .context import CURRENT_CALL, CallMeta
+from .families import HTTPX
 from .loop import sleep
 from .sdk import ask_gate
 from .transport import attempt_direct, attempt_http
@@ -22,6 +23,7 @@ from .transport import attempt_direct, attempt_http
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .families import Family
     from .loop import VirtualEventLoop
     from .sdk import SdkLayer
     from .services import Services
@@ -40,7 +42,8 @@ class Tool:
         contract: Contract,
         sdk: SdkLayer | None,
         transport: str,
-        http: Callable[[], httpx.AsyncClient],
+        http: Callable[[], Any],
+        family: Family = HTTPX,
     ) -> None:
         """Bind a tool to one invocation (the harness does this)."""
         self.spec = spec
@@ -55,6 +58,9 @@ class Tool:
         self._sdk = sdk
         self._transport = transport
         self._http = http
+        self._family = family
+        self.client_family = family.name
+        """The client family whose exceptions this tool raises (``"httpx"`` or ``"httpx2"``)."""
         self._layer = "controller"
 
     def bound_to(self, meta: CallMeta) -> Tool:
@@ -65,17 +71,21 @@ class Tool:
         return tool
 
     def _with_layer(self, layer: str) -> Tool:
-        """The same tool, its attempts marked ``layer`` (a framework's own retries: "framework")."""
+        """The same tool, its attempts attributed to ``layer`` in the trace.
+
+        ``"framework"`` marks a framework's own retry loop executing the tool
+        again inside one invocation (the first execution stays ``"controller"``).
+        """
         tool = self.bound_to(self._meta)
-        tool._layer = layer  # noqa: SLF001 (a copy of this class)
+        tool._layer = layer  # noqa: SLF001 (a copy of this very class)
         return tool
 
-    def build_request(
-        self, args: dict[str, Any], idempotency_key: str | None = None
-    ) -> httpx.Request:
-        """The HTTP request one attempt sends (for controllers that send it themselves)."""
-        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-        return httpx.Request(self.method, self.url, json=args, headers=headers)
+    def build_request(self, args: dict[str, Any], idempotency_key: str | None = None) -> Any:
+        """The HTTP request one attempt sends (for controllers that send it themselves).
+
+        A ``Request`` of the controller's client family (httpx's or httpx2's).
+        """
+        return self._family.request(self.method, self.url, args, idempotency_key)
 
     async def __call__(
         self,
@@ -85,7 +95,7 @@ class Tool:
     ) -> Any:
         """Make one attempt (plus the SDK layer's retries, if the scenario has one).
 
-        Returns the parsed JSON result or raises what httpx raises.
+        Returns the parsed JSON result or raises what the family's client raises.
         ``gate(attempt_number, error)`` is asked before each SDK-layer retry,
         with ``wait_s=`` (the layer's planned wait) when its signature accepts it.
         """
@@ -108,6 +118,7 @@ class Tool:
                     idempotency_key=idempotency_key,
                     meta=meta,
                     timeout_s=self._contract.attempt_timeout_s,
+                    family=self._family,
                 )
             return await self._once(args, idempotency_key, self._layer)
         attempt = 1
@@ -115,7 +126,7 @@ class Tool:
             layer = self._layer if attempt == 1 else "sdk"
             try:
                 return await self._once(args, idempotency_key, layer)
-            except (httpx.HTTPStatusError, httpx.TransportError) as exc:
+            except self._family.errors as exc:
                 if attempt > sdk.retries or not sdk.retryable(exc):
                     raise
                 # Drawn before the gate is asked, so a gate taking ``wait_s`` sees it.
@@ -154,6 +165,7 @@ class Tool:
                 idempotency_key=key,
                 meta=meta,
                 timeout_s=self._contract.attempt_timeout_s,
+                family=self._family,
             )
         finally:
             if token is not None:
@@ -172,11 +184,8 @@ class SyncTool:
         self.url = tool.url
         self.side_effect = tool.side_effect
         self.idempotency_supported = tool.idempotency_supported
+        self.client_family = tool.client_family
         self.build_request = tool.build_request
-
-    def _with_layer(self, layer: str) -> SyncTool:
-        """The same tool, its attempts marked ``layer`` (see :meth:`Tool._with_layer`)."""
-        return SyncTool(self._tool._with_layer(layer), self._loop)  # noqa: SLF001
 
     def __call__(
         self,

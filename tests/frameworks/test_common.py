@@ -9,7 +9,6 @@ from retrychaos.controllers.frameworks._common import (
     decision_from_text,
     error_body,
     http_status,
-    missing_extra,
 )
 from retrychaos.errors import ControllerLoadError
 
@@ -65,16 +64,6 @@ def test_the_error_body_is_the_first_object_with_an_error_member():
     """Braces that are not JSON, and JSON without an error member, are passed over."""
     assert error_body('{oops} {"detail": 1} {"error": {"code": "X"}}') == {"code": "X"}
     assert error_body("no body here {") == {}
-
-
-def test_the_missing_extra_error_names_the_controller_the_module_and_the_fix():
-    """The error says which controller, which import failed, and the pip command."""
-    exc = ModuleNotFoundError("No module named 'pydantic_ai'", name="pydantic_ai")
-    assert str(missing_extra("pydantic-ai", exc)) == (
-        "controller 'pydantic-ai' needs the module 'pydantic_ai', which cannot be imported "
-        "(No module named 'pydantic_ai'); install the frameworks with: "
-        "pip install 'retrychaos[frameworks]'"
-    )
 
 
 def test_the_registry_lets_a_modules_own_load_error_through(monkeypatch, tmp_path):

@@ -100,8 +100,8 @@ def test_a_missing_framework_is_a_load_error_naming_the_extra(monkeypatch, contr
     with pytest.raises(ControllerLoadError) as info:
         resolve(controller)
     assert str(info.value) == (
-        f"controller {controller!r} needs the module {package!r}, which cannot be imported "
-        f"(import of {package} halted; None in sys.modules); install the frameworks with: "
+        f"controller {controller!r} needs the {package!r} package, which cannot be imported "
+        f"(import of {package} halted; None in sys.modules); install the framework extra: "
         "pip install 'retrychaos[frameworks]'"
     )
 
@@ -122,8 +122,8 @@ def test_the_run_command_exits_2_when_the_framework_is_missing():
     )
     assert result.returncode == 2, result.stderr
     assert (
-        "controller 'pydantic-ai' needs the module 'pydantic_ai', which cannot be imported "
-        "(import of pydantic_ai halted; None in sys.modules); install the frameworks with: "
+        "controller 'pydantic-ai' needs the 'pydantic_ai' package, which cannot be imported "
+        "(import of pydantic_ai halted; None in sys.modules); install the framework extra: "
         "pip install 'retrychaos[frameworks]'"
     ) in " ".join(result.stderr.split())
 

@@ -1,4 +1,4 @@
-"""What every framework controller shares: reading a framework's error text, the missing extra.
+"""What the framework controllers share: reading a framework's error text, the tool they run.
 
 A framework hands a failed tool call back to its model as text (pydantic-ai's
 retry prompt, openai-agents' ``failure_error_function`` output, LangChain's
@@ -15,24 +15,17 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from ...errors import ControllerLoadError
-
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
 __all__ = [
-    "EXTRA_HINT",
     "Executions",
     "decision_from_text",
     "error_body",
     "http_status",
-    "missing_extra",
     "read_output",
     "tool_function",
 ]
-
-EXTRA_HINT = "pip install 'retrychaos[frameworks]'"
-"""The command that installs every framework the built-in framework controllers run."""
 
 ARGUMENT_STATUSES = frozenset({400, 422})
 
@@ -40,19 +33,6 @@ ARGUMENT_STATUSES = frozenset({400, 422})
 # httpx's "Client error '422 Unprocessable Entity' for url ...", and the
 # "HTTP 422: {...}" the framework tools here hand their framework.
 _STATUS = re.compile(r"(?:error '|HTTP |status(?: code)?[ =:]+)([1-5]\d\d)\b")
-
-
-def missing_extra(controller: str, exc: ImportError) -> ControllerLoadError:
-    """The error for a framework controller whose framework is not installed.
-
-    Raised from the controller module's import, so ``--controller NAME``
-    exits 2 with the controller's name, the missing import and the fix.
-    """
-    missing = exc.name or str(exc)
-    return ControllerLoadError(
-        f"controller {controller!r} needs the module {missing!r}, which cannot be imported "
-        f"({exc}); install the frameworks with: {EXTRA_HINT}"
-    )
 
 
 def http_status(text: str) -> int | None:

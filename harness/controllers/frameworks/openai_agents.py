@@ -23,13 +23,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ._common import Executions, missing_extra, read_output, tool_function
+from ._common import Executions, read_output, tool_function
+from ._missing import missing_framework
 
 try:
     from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage, function_tool
     from agents.testing import assistant_message, function_call
 except ImportError as exc:
-    raise missing_extra("openai-agents", exc) from exc
+    raise missing_framework("openai-agents", exc) from exc
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

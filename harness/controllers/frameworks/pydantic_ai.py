@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from ._common import Executions, missing_extra, read_output, tool_function
+from ._common import Executions, read_output, tool_function
+from ._missing import missing_framework
 
 try:
     from pydantic_ai import Agent, ModelRetry, Tool
@@ -45,7 +46,7 @@ try:
     )
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 except ImportError as exc:
-    raise missing_extra("pydantic-ai", exc) from exc
+    raise missing_framework("pydantic-ai", exc) from exc
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

@@ -1,0 +1,65 @@
+"""``langchain-retry-middleware``: a LangChain v1 agent with ``ToolRetryMiddleware()``.
+
+The agent is what LangChain's docs show: ``create_agent(model, tools=[tool],
+middleware=[ToolRetryMiddleware()])``, the middleware with its defaults
+(``max_retries=2``, ``retry_on`` every exception, ``backoff_factor=2.0``,
+``initial_delay=1.0``, ``max_delay=60.0``, +-25% jitter,
+``on_failure="continue"``). The model is the harness's scripted model
+(:mod:`._lc`); the tool is a LangChain ``StructuredTool`` whose body makes
+one attempt through the harness's tool.
+
+When the retries run out the middleware hands the model a ``ToolMessage``
+with ``status="error"`` ("Tool 'x' failed after 3 attempts with
+HTTPStatusError: ... Please try again."); the scripted model ends the run
+with it, and the controller reads that text as the failure it is (a
+seed-style decision, :func:`._lc.read_messages`), never as a result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._missing import missing_framework
+
+try:
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolRetryMiddleware
+    from langchain_core.messages import HumanMessage
+
+    from ._lc import CURRENT, Invocation, ScriptedChatModel, framework_tool, read_messages
+except ImportError as exc:
+    raise missing_framework("langchain-retry-middleware", exc) from exc
+
+
+def build_agent(tool_name: str) -> Any:
+    """The compiled agent for one tool, as a LangChain user would write it."""
+    return create_agent(
+        ScriptedChatModel(tool_name=tool_name),
+        tools=[framework_tool(tool_name)],
+        middleware=[ToolRetryMiddleware()],
+    )
+
+
+class LangChainRetryMiddleware:
+    """One agent run per invocation; the agent is built once per tool."""
+
+    def __init__(self) -> None:
+        """Start with no agent built."""
+        self._agents: dict[str, Any] = {}
+
+    async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+        """Run the agent once: the scripted model calls ``tool`` with ``args``."""
+        agent = self._agents.get(tool.name)
+        if agent is None:
+            agent = self._agents[tool.name] = build_agent(tool.name)
+        token = CURRENT.set(Invocation(tool=tool, args=args, key=ctx.idempotency_key))
+        try:
+            state = await agent.ainvoke({"messages": [HumanMessage(f"Use {tool.name}.")]})
+        finally:
+            CURRENT.reset(token)
+        return read_messages(state["messages"])
+
+
+def factory(env: Any) -> LangChainRetryMiddleware:  # noqa: ARG001
+    """Factory for the ``langchain-retry-middleware`` built-in controller."""
+    return LangChainRetryMiddleware()

@@ -1,0 +1,74 @@
+"""``langgraph``: a LangGraph agent graph whose tool node has ``RetryPolicy()``.
+
+The graph is the one LangGraph's docs build by hand: an ``agent`` node
+calling the chat model, a prebuilt ``ToolNode`` added with
+``retry_policy=RetryPolicy()`` (its defaults: 3 attempts, 0.5 s initial
+interval doubling up to 128 s, up to 1 s of jitter, ``retry_on=
+default_retry_on``), and ``tools_condition`` routing between them. The model
+is the harness's scripted model (:mod:`._lc`); the tool is a LangChain
+``StructuredTool`` whose body makes one attempt through the harness's tool.
+
+``ToolNode``'s default ``handle_tool_errors`` hands only argument-parsing
+errors back to the model and re-raises the rest, so a failure that
+outlasts the node's retries propagates out of ``graph.ainvoke`` as the
+framework raises it, and the harness records the decision ``raised``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._missing import missing_framework
+
+try:
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+    from langgraph.types import RetryPolicy
+
+    from ._lc import CURRENT, Invocation, ScriptedChatModel, framework_tool, read_messages
+except ImportError as exc:
+    raise missing_framework("langgraph", exc) from exc
+
+
+def build_graph(tool_name: str) -> Any:
+    """The compiled graph for one tool, as a LangGraph user would write it."""
+    model = ScriptedChatModel(tool_name=tool_name)
+    tools = [framework_tool(tool_name)]
+    bound = model.bind_tools(tools)
+
+    async def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await bound.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode(tools), retry_policy=RetryPolicy())
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    return builder.compile()
+
+
+class LangGraphController:
+    """One graph run per invocation; the graph is compiled once per tool."""
+
+    def __init__(self) -> None:
+        """Start with no graph compiled."""
+        self._graphs: dict[str, Any] = {}
+
+    async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+        """Run the graph once: the scripted model calls ``tool`` with ``args``."""
+        graph = self._graphs.get(tool.name)
+        if graph is None:
+            graph = self._graphs[tool.name] = build_graph(tool.name)
+        token = CURRENT.set(Invocation(tool=tool, args=args, key=ctx.idempotency_key))
+        try:
+            state = await graph.ainvoke({"messages": [HumanMessage(f"Use {tool.name}.")]})
+        finally:
+            CURRENT.reset(token)
+        return read_messages(state["messages"])
+
+
+def factory(env: Any) -> LangGraphController:  # noqa: ARG001
+    """Factory for the ``langgraph`` built-in controller."""
+    return LangGraphController()
