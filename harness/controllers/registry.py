@@ -68,6 +68,10 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.frameworks.pydantic_ai:factory",
         "a pydantic-ai Agent whose tool raises ModelRetry on failure (default retries)",
     ),
+    "pydantic-ai-transport": (
+        "retrychaos.controllers.frameworks.pydantic_ai_transport:factory",
+        "a pydantic-ai agent's HTTP tool over AsyncHTTPX2TenacityTransport as its docs show",
+    ),
     "openai-agents": (
         "retrychaos.controllers.frameworks.openai_agents:factory",
         "an openai-agents Agent with a @function_tool (defaults), run by Runner.run",

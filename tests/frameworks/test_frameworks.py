@@ -20,6 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "scenarios"
 FRAMEWORKS = {
     "pydantic-ai": ("retrychaos.controllers.frameworks.pydantic_ai", "pydantic_ai"),
+    "pydantic-ai-transport": (
+        "retrychaos.controllers.frameworks.pydantic_ai_transport",
+        "pydantic_ai",
+    ),
     "openai-agents": ("retrychaos.controllers.frameworks.openai_agents", "agents"),
 }
 
@@ -72,6 +76,22 @@ def test_pydantic_ai_leaves_a_transient_503_to_the_model():
     result = run("transient/burst-503-clears", "pydantic-ai")
     assert decisions(result) == ["stop"]
     assert layers(result) == ["controller"]
+    assert invariants(result) == ["succeeds_when_possible"]
+
+
+def test_pydantic_ais_transport_retries_the_503s_as_the_framework_layer():
+    """AsyncHTTPX2TenacityTransport retries the 503s inside one run: framework-layer requests."""
+    result = run("transient/burst-503-clears", "pydantic-ai-transport")
+    assert result.passed, result.violations
+    assert layers(result) == ["controller", "framework", "framework"]
+    assert decisions(result) == ["ok"]
+
+
+def test_pydantic_ais_transport_does_not_retry_a_connect_timeout():
+    """The documented retry=(HTTPStatusError, ConnectionError) misses httpx2's timeouts."""
+    result = run("transient/connect-timeout-before-server", "pydantic-ai-transport")
+    assert layers(result) == ["controller"]
+    assert errors(result)[0].startswith("ConnectTimeout: ")
     assert invariants(result) == ["succeeds_when_possible"]
 
 

@@ -10,18 +10,25 @@ a result.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import inspect
 import json
 import re
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from ...world.context import CURRENT_CALL
+
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping
+    from collections.abc import Awaitable, Callable, Iterator, Mapping
 
 __all__ = [
     "Executions",
+    "FrameworkLayer",
     "decision_from_text",
     "error_body",
+    "framework_run",
     "http_status",
     "read_output",
     "tool_function",
@@ -151,3 +158,49 @@ class Executions:
         """The tool to call for the next execution."""
         self.count += 1
         return self._tool if self.count == 1 else self._tool._with_layer("framework")  # noqa: SLF001
+
+
+_SENT: ContextVar[list[int]] = ContextVar("retrychaos_framework_sent")
+"""Requests sent so far in the framework run in progress (a one-item counter, shared by copies)."""
+
+
+class FrameworkLayer:
+    """The run's network (an async transport of any family), marking a framework's HTTP retries.
+
+    Wrap ``env.transport`` in it under an HTTP-layer retry transport: the
+    first request of a framework run (:func:`framework_run`) is the
+    controller's attempt, every later one is ``layer: "framework"``.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        """Wrap the run's transport."""
+        self._inner = inner
+
+    async def handle_async_request(self, request: Any) -> Any:
+        """Send one request, attributed to the framework layer after a run's first."""
+        sent = _SENT.get(None)
+        meta = CURRENT_CALL.get()
+        if sent is None or meta is None:
+            return await self._inner.handle_async_request(request)
+        sent[0] += 1
+        if sent[0] == 1:
+            return await self._inner.handle_async_request(request)
+        token = CURRENT_CALL.set(dataclasses.replace(meta, layer="framework"))
+        try:
+            return await self._inner.handle_async_request(request)
+        finally:
+            CURRENT_CALL.reset(token)
+
+    async def aclose(self) -> None:
+        """Close the wrapped transport."""
+        await self._inner.aclose()
+
+
+@contextlib.contextmanager
+def framework_run() -> Iterator[None]:
+    """Count the requests of one framework run (one invocation) for :class:`FrameworkLayer`."""
+    token = _SENT.set([0])
+    try:
+        yield
+    finally:
+        _SENT.reset(token)
