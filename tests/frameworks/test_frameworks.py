@@ -173,10 +173,24 @@ def test_a_frameworks_own_retries_are_marked_framework_in_the_trace():
 def test_the_tool_function_has_the_calls_names_and_types():
     """The generated tool function's signature is what a developer writes for these arguments."""
 
-    async def body(arguments: dict[str, Any]) -> Any:
-        return arguments
+    async def body(context: Any, arguments: dict[str, Any]) -> Any:
+        return context, arguments
 
-    function = tool_function("book_room", {"room": "L", "nights": 2, "late": True, "x": None}, body)
+    function = tool_function(
+        "book_room", {"room": "L", "nights": 2, "late": True, "x": None}, body, context=int
+    )
     assert function.__name__ == "book_room"
     assert function.__doc__ == "Call the book_room tool."
-    assert str(function.__signature__) == "(*, room: str, nights: int, late: bool, x: Any) -> Any"
+    assert str(function.__signature__) == (
+        "(ctx: int, /, *, room: str, nights: int, late: bool, x: Any) -> Any"
+    )
+
+
+@pytest.mark.parametrize("controller", list(FRAMEWORKS))
+def test_a_result_handed_to_the_model_comes_back_as_the_result(controller):
+    """The tool's result reaches the scripted model, which ends the run with it: a success."""
+    scenario = load_scenario(Path(__file__).parent / "scenarios" / "clean-read.yaml")
+    result = run_case(scenario, resolve(controller), 1)
+    assert result.passed, result.violations
+    assert decisions(result) == ["ok"]
+    assert layers(result) == ["controller"]

@@ -30,7 +30,10 @@ __all__ = [
     "error_body",
     "framework_run",
     "http_status",
+    "plan_prompt",
     "read_output",
+    "read_plan",
+    "signature_key",
     "tool_function",
 ]
 
@@ -107,28 +110,52 @@ def read_output(text: str) -> Any:
 
 
 def tool_function(
-    name: str, args: Mapping[str, Any], body: Callable[[dict[str, Any]], Awaitable[Any]]
+    name: str,
+    args: Mapping[str, Any],
+    body: Callable[[Any, dict[str, Any]], Awaitable[Any]],
+    *,
+    context: Any,
 ) -> Callable[..., Awaitable[Any]]:
-    """An async function named ``name`` whose keyword parameters are ``args``' names and types.
+    """An async tool function named ``name``: a ``context`` parameter, then ``args``' names, types.
 
-    What a developer writes for a tool (``async def book_room(room: str,
-    nights: int)``), made from the call the scripted model will send, so
-    the framework builds its usual schema from the signature and validates
-    the model's call against it. ``body`` gets the validated arguments.
+    What a developer writes for a tool (``async def book_room(ctx:
+    RunContext[Deps], room: str, nights: int)``), made from the call the
+    scripted model will send, so the framework builds its usual schema from
+    the signature and validates the model's call against it. ``body`` gets
+    the framework's run context and the validated arguments.
     """
 
-    async def function(**kwargs: Any) -> Any:
-        return await body(kwargs)
+    async def function(ctx: Any, /, **kwargs: Any) -> Any:
+        return await body(ctx, kwargs)
 
     params = [
-        inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(value))
-        for key, value in args.items()
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_ONLY, annotation=context),
+        *(
+            inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, annotation=kind)
+            for key, kind in signature_key(args)
+        ),
     ]
     function.__signature__ = inspect.Signature(params, return_annotation=Any)  # type: ignore[attr-defined]
     function.__annotations__ = {p.name: p.annotation for p in params} | {"return": Any}
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"Call the {name} tool."
     return function
+
+
+def signature_key(args: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The names and types of ``args``: calls with equal keys share one built agent."""
+    return tuple((key, _annotation(value)) for key, value in args.items())
+
+
+def plan_prompt(tool: str, args: Mapping[str, Any]) -> str:
+    """The user prompt of one framework run: the call the scripted model is to make, as JSON."""
+    return json.dumps({"call": tool, "arguments": dict(args)})
+
+
+def read_plan(prompt: str) -> tuple[str, dict[str, Any]]:
+    """The tool and arguments :func:`plan_prompt` wrote (what the scripted model reads)."""
+    plan = json.loads(prompt)
+    return plan["call"], plan["arguments"]
 
 
 def _annotation(value: Any) -> Any:

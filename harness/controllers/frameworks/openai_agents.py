@@ -21,13 +21,30 @@ off, so nothing reaches the network.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._common import Executions, read_output, tool_function
+from ._common import (
+    Executions,
+    plan_prompt,
+    read_output,
+    read_plan,
+    signature_key,
+    tool_function,
+)
 from ._missing import missing_framework
 
 try:
-    from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage, function_tool
+    from agents import (
+        Agent,
+        Model,
+        ModelResponse,
+        RunConfig,
+        RunContextWrapper,
+        Runner,
+        Usage,
+        function_tool,
+    )
     from agents.testing import assistant_message, function_call
 except ImportError as exc:
     raise missing_framework("openai-agents", exc) from exc
@@ -40,23 +57,25 @@ if TYPE_CHECKING:
     from agents.handoffs import Handoff
     from agents.items import TResponseInputItem, TResponseStreamEvent
 
-__all__ = ["OpenAiAgentsController", "ScriptedModel", "factory"]
+__all__ = ["Invocation", "OpenAiAgentsController", "ScriptedModel", "factory"]
 
-PROMPT = "Call the tool {tool} once with the arguments given."
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Invocation:
+    """The run's ``context``: what the tool needs of the invocation it serves."""
+
+    executions: Executions
+    idempotency_key: str | None
 
 
 class ScriptedModel(Model):
-    """The harness's model as an openai-agents ``Model``: call the tool with ``args``, then end.
+    """The harness's model as an openai-agents ``Model``: make the prompt's call, then end.
 
-    Its first turn calls the tool with exactly ``args``; on its next turn it
-    ends the run with the tool call's output as the SDK handed it (the
-    result, or the failure text).
+    Its first turn calls the tool with exactly the arguments the prompt
+    names (:func:`._common.plan_prompt`); on its next turn it ends the run
+    with the tool call's output as the SDK handed it (the result, or the
+    failure text).
     """
-
-    def __init__(self, tool: str, args: dict[str, Any]) -> None:
-        """Script one call of ``tool`` with ``args``."""
-        self.tool = tool
-        self.args = dict(args)
 
     async def get_response(  # noqa: PLR0917 (the SDK's signature)
         self,
@@ -75,13 +94,16 @@ class ScriptedModel(Model):
         """The next turn: the tool call first, then the text of what came back."""
         del system_instructions, model_settings, tools, output_schema, handoffs, tracing
         del previous_response_id, conversation_id, prompt
+        items = [{"role": "user", "content": input}] if isinstance(input, str) else input
         outputs = [
             item.get("output")
-            for item in (input if isinstance(input, list) else [])
+            for item in items
             if isinstance(item, dict) and item.get("type") == "function_call_output"
         ]
         if not outputs:
-            call = function_call(self.tool, self.args, call_id="call-1")
+            prompt = next(item.get("content") for item in items if isinstance(item, dict))
+            tool, args = read_plan(str(prompt))
+            call = function_call(tool, args, call_id="call-1")
             return ModelResponse(output=[call], usage=Usage(), response_id=None)
         last = outputs[-1]
         text = last if isinstance(last, str) else json.dumps(last)
@@ -105,25 +127,40 @@ class ScriptedModel(Model):
         raise NotImplementedError("the scripted model does not stream; use Runner.run")
 
 
+async def _book(ctx: RunContextWrapper[Invocation], arguments: dict[str, Any]) -> Any:
+    """The tool's body: one call of the service, its JSON as text; a failure raises."""
+    tool = ctx.context.executions.next()
+    return json.dumps(await tool(arguments, idempotency_key=ctx.context.idempotency_key))
+
+
 class OpenAiAgentsController:
     """One ``Runner.run`` of an openai-agents ``Agent`` per invocation."""
 
     client_family = "httpx"
 
+    def __init__(self) -> None:
+        """Start with no agents: one is built per tool and argument signature on first use."""
+        self._model = ScriptedModel()
+        self._agents: dict[tuple[Any, ...], Agent[Invocation]] = {}
+
+    def _agent(self, tool: str, args: dict[str, Any]) -> Agent[Invocation]:
+        key = (tool, signature_key(args))
+        agent = self._agents.get(key)
+        if agent is None:
+            function = tool_function(tool, args, _book, context=RunContextWrapper[Invocation])
+            agent = self._agents[key] = Agent(
+                name="assistant", model=self._model, tools=[function_tool(function)]
+            )
+        return agent
+
     async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
         """Run the agent once: the scripted model calls the tool, and ends with what it gets."""
-        executions = Executions(tool)
-
-        async def body(arguments: dict[str, Any]) -> Any:
-            return await executions.next()(arguments, idempotency_key=ctx.idempotency_key)
-
-        agent: Agent[None] = Agent(
-            name="assistant",
-            model=ScriptedModel(ctx.tool, args),
-            tools=[function_tool(tool_function(ctx.tool, args, body))],
-        )
+        context = Invocation(executions=Executions(tool), idempotency_key=ctx.idempotency_key)
         result = await Runner.run(
-            agent, PROMPT.format(tool=ctx.tool), run_config=RunConfig(tracing_disabled=True)
+            self._agent(ctx.tool, args),
+            plan_prompt(ctx.tool, args),
+            context=context,
+            run_config=RunConfig(tracing_disabled=True),
         )
         return read_output(str(result.final_output))
 

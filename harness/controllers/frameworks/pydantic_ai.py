@@ -27,15 +27,23 @@ re-plans from there (a new invocation, a new run of the agent).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from ._common import Executions, read_output, tool_function
+from ._common import (
+    Executions,
+    plan_prompt,
+    read_output,
+    read_plan,
+    signature_key,
+    tool_function,
+)
 from ._missing import missing_framework
 
 try:
-    from pydantic_ai import Agent, ModelRetry, Tool
+    from pydantic_ai import Agent, ModelRetry, RunContext, Tool
     from pydantic_ai.messages import (
         ModelMessage,
         ModelRequest,
@@ -43,6 +51,7 @@ try:
         TextPart,
         ToolCallPart,
         ToolReturnPart,
+        UserPromptPart,
     )
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 except ImportError as exc:
@@ -51,32 +60,68 @@ except ImportError as exc:
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["PydanticAiController", "factory", "scripted_model"]
+__all__ = ["Invocation", "PydanticAiController", "build_agent", "factory", "scripted_model"]
 
-PROMPT = "Call the tool {tool} once with the arguments given."
+Deps = TypeVar("Deps")
 
 
-def scripted_model(
-    tool: str, args: dict[str, Any]
-) -> Callable[[list[ModelMessage], AgentInfo], Awaitable[ModelResponse]]:
-    """The harness's model as a ``FunctionModel`` function: call ``tool`` with ``args``, then end.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Invocation:
+    """The agent's ``deps``: what the tool needs of the invocation it serves."""
 
-    Its first turn calls the tool with exactly ``args``; on its next turn it
-    ends the run with whatever the agent handed back (the tool's return, or
-    the retry text of a failure), as pydantic-ai renders it for a model.
+    executions: Executions
+    idempotency_key: str | None
+
+
+async def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """The harness's model as a ``FunctionModel`` function: make the prompt's call, then end.
+
+    Its first turn calls the tool with exactly the arguments the prompt
+    names (:func:`._common.plan_prompt`); on its next turn it ends the run
+    with whatever the agent handed back (the tool's return, or the retry
+    text of a failure), as pydantic-ai renders it for a model.
     """
+    del info
+    first = messages[0]
+    if len(messages) == 1 and isinstance(first, ModelRequest):
+        prompt = next(p.content for p in first.parts if isinstance(p, UserPromptPart))
+        tool, args = read_plan(str(prompt))
+        return ModelResponse(parts=[ToolCallPart(tool, args)])
+    last = messages[-1]
+    parts = last.parts if isinstance(last, ModelRequest) else []
+    handed = [p.model_response_str() for p in parts if isinstance(p, ToolReturnPart)]
+    text = handed[-1] if handed else json.dumps({"error": "the agent handed nothing back"})
+    return ModelResponse(parts=[TextPart(text)])
 
-    async def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        del info
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart(tool, dict(args))])
-        last = messages[-1]
-        parts = last.parts if isinstance(last, ModelRequest) else []
-        handed = [p.model_response_str() for p in parts if isinstance(p, ToolReturnPart)]
-        text = handed[-1] if handed else json.dumps({"error": "the agent handed nothing back"})
-        return ModelResponse(parts=[TextPart(text)])
 
-    return model
+async def _book(ctx: RunContext[Invocation], arguments: dict[str, Any]) -> Any:
+    """The tool's body: one call of the service; a failure asks the model to retry."""
+    tool = ctx.deps.executions.next()
+    try:
+        return await tool(arguments, idempotency_key=ctx.deps.idempotency_key)
+    except httpx.HTTPStatusError as exc:
+        raise ModelRetry(f"HTTP {exc.response.status_code}: {exc.response.text}") from exc
+    except httpx.HTTPError as exc:
+        raise ModelRetry(f"{type(exc).__name__}: {exc}") from exc
+
+
+def build_agent(
+    tool: str,
+    args: dict[str, Any],
+    body: Callable[[Any, dict[str, Any]], Awaitable[Any]],
+    deps_type: type[Deps],
+) -> Agent[Deps, str]:
+    """The agent for calls of ``tool`` with ``args``' names and types (built once, reused).
+
+    Its tool takes the run's context first (``RunContext[deps_type]``), as
+    pydantic-ai's tools that need the invocation's state do.
+    """
+    function = tool_function(tool, args, body, context=RunContext[deps_type])  # type: ignore[valid-type]
+    return Agent(
+        FunctionModel(scripted_model),
+        deps_type=deps_type,
+        tools=[Tool(function, takes_ctx=True, name=tool)],
+    )
 
 
 class PydanticAiController:
@@ -84,23 +129,18 @@ class PydanticAiController:
 
     client_family = "httpx"
 
+    def __init__(self) -> None:
+        """Start with no agents: one is built per tool and argument signature on first use."""
+        self._agents: dict[tuple[Any, ...], Agent[Invocation, str]] = {}
+
     async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
         """Run the agent once: the scripted model calls the tool, and ends with what it gets."""
-        executions = Executions(tool)
-
-        async def body(arguments: dict[str, Any]) -> Any:
-            try:
-                return await executions.next()(arguments, idempotency_key=ctx.idempotency_key)
-            except httpx.HTTPStatusError as exc:
-                raise ModelRetry(f"HTTP {exc.response.status_code}: {exc.response.text}") from exc
-            except httpx.HTTPError as exc:
-                raise ModelRetry(f"{type(exc).__name__}: {exc}") from exc
-
-        agent = Agent(
-            FunctionModel(scripted_model(ctx.tool, args)),
-            tools=[Tool(tool_function(ctx.tool, args, body), name=ctx.tool)],
-        )
-        result = await agent.run(PROMPT.format(tool=ctx.tool))
+        key = (ctx.tool, signature_key(args))
+        agent = self._agents.get(key)
+        if agent is None:
+            agent = self._agents[key] = build_agent(ctx.tool, args, _book, Invocation)
+        deps = Invocation(executions=Executions(tool), idempotency_key=ctx.idempotency_key)
+        result = await agent.run(plan_prompt(ctx.tool, args), deps=deps)
         return read_output(result.output)
 
 

@@ -33,23 +33,23 @@ after the first of one invocation) are ``layer: "framework"`` in the trace.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from ._common import FrameworkLayer, framework_run, read_output, tool_function
+from ._common import FrameworkLayer, framework_run, plan_prompt, read_output, signature_key
 from ._missing import missing_framework
 
 try:
     import httpx2
-    from pydantic_ai import Agent, ModelRetry, Tool
-    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai import Agent, ModelRetry, RunContext
     from pydantic_ai.retries import AsyncHTTPX2TenacityTransport, RetryConfig, wait_retry_after
     from tenacity import retry_if_exception_type, stop_after_attempt, wait_exponential
 except ImportError as exc:
     raise missing_framework("pydantic-ai-transport", exc) from exc
 
-from .pydantic_ai import PROMPT, scripted_model
+from .pydantic_ai import build_agent
 
-__all__ = ["PydanticAiTransportController", "factory", "retrying_client"]
+__all__ = ["PydanticAiTransportController", "Request", "factory", "retrying_client"]
 
 RETRY_STATUSES = (429, 502, 503, 504)
 
@@ -77,6 +77,15 @@ def retrying_client(network: Any, *, timeout_s: float) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(transport=transport, timeout=timeout_s)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
+    """The agent's ``deps``: where the tool's request goes, with which key."""
+
+    method: str
+    url: str
+    idempotency_key: str | None
+
+
 class PydanticAiTransportController:
     """One agent run per invocation; its HTTP tool retries in pydantic-ai's transport."""
 
@@ -87,29 +96,33 @@ class PydanticAiTransportController:
         self.client = retrying_client(
             FrameworkLayer(env.transport), timeout_s=env.contract.attempt_timeout_s
         )
+        self._agents: dict[tuple[Any, ...], Agent[Request, str]] = {}
+
+    async def _send(self, ctx: RunContext[Request], arguments: dict[str, Any]) -> Any:
+        """The tool's body: one request through the retrying client; a failure asks for a retry."""
+        request = ctx.deps
+        key = request.idempotency_key
+        headers = {"Idempotency-Key": key} if key else {}
+        try:
+            response = await self.client.request(
+                request.method, request.url, json=arguments, headers=headers
+            )
+            response.raise_for_status()
+            return response.json()
+        except httpx2.HTTPStatusError as exc:
+            raise ModelRetry(f"HTTP {exc.response.status_code}: {exc.response.text}") from exc
+        except httpx2.HTTPError as exc:
+            raise ModelRetry(f"{type(exc).__name__}: {exc}") from exc
 
     async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
         """Run the agent once: the scripted model calls the tool, and ends with what it gets."""
-        headers = {"Idempotency-Key": ctx.idempotency_key} if ctx.idempotency_key else {}
-
-        async def body(arguments: dict[str, Any]) -> Any:
-            try:
-                response = await self.client.request(
-                    tool.method, tool.url, json=arguments, headers=headers
-                )
-                response.raise_for_status()
-                return response.json()
-            except httpx2.HTTPStatusError as exc:
-                raise ModelRetry(f"HTTP {exc.response.status_code}: {exc.response.text}") from exc
-            except httpx2.HTTPError as exc:
-                raise ModelRetry(f"{type(exc).__name__}: {exc}") from exc
-
-        agent = Agent(
-            FunctionModel(scripted_model(ctx.tool, args)),
-            tools=[Tool(tool_function(ctx.tool, args, body), name=ctx.tool)],
-        )
+        key = (ctx.tool, signature_key(args))
+        agent = self._agents.get(key)
+        if agent is None:
+            agent = self._agents[key] = build_agent(ctx.tool, args, self._send, Request)
+        deps = Request(method=tool.method, url=tool.url, idempotency_key=ctx.idempotency_key)
         with framework_run():
-            result = await agent.run(PROMPT.format(tool=ctx.tool))
+            result = await agent.run(plan_prompt(ctx.tool, args), deps=deps)
         return read_output(result.output)
 
 
