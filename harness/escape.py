@@ -91,14 +91,19 @@ def _controller_frames(exc: BaseException) -> str:
 
 
 class _Bound:
-    """What the harness keeps of a controller: its ``call`` and ``task_done``, read once."""
+    """What the harness keeps of a controller, read once: ``call``, ``task_done``, its family."""
 
-    __slots__ = ("call", "task_done")
+    __slots__ = ("call", "client_family", "task_done")
 
-    def __init__(self, call: Any, task_done: Any) -> None:
+    def __init__(self, call: Any, task_done: Any, client_family: Any) -> None:
         self.call = call
         if task_done is not None:
             self.task_done = task_done
+        if client_family is not None:
+            self.client_family = client_family
+
+
+_MUST = {"call": "a method", "task_done": "a method", "client_family": "a string"}
 
 
 def guarded(factory: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -107,16 +112,20 @@ def guarded(factory: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def build(env: Any) -> Any:
         instance = factory(env)
         values = []
-        for name in ("call", "task_done"):
+        for name in ("call", "task_done", "client_family"):
             try:
                 values.append(getattr(instance, name, None))
             except Exception as exc:
                 raise ControllerEscape(
                     f"reading the controller's {name} raised {safe_text(type(exc).__name__)}: "
-                    f"{safe_text(exc)}; {name} must be a method, readable without raising"
+                    f"{safe_text(exc)}; {name} must be {_MUST[name]}, readable without raising"
                 ) from None
         if not callable(values[0]):
             return instance  # the harness's own check says what is missing
         return _Bound(*values)
 
+    # The family a factory declares is read before it is called (resolve() has checked it).
+    declared = getattr(factory, "client_family", None)
+    if declared is not None:
+        build.client_family = declared  # type: ignore[attr-defined]
     return build

@@ -64,6 +64,10 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.adapters.pybreaker_tenacity:factory",
         "a pybreaker circuit breaker per tool inside tenacity-good's retries",
     ),
+    "urllib3-retry": (
+        "retrychaos.controllers.adapters.urllib3_retry:factory",
+        "requests with urllib3's documented Retry(total=3, backoff 0.5, Retry-After uncapped)",
+    ),
     "pydantic-ai": (
         "retrychaos.controllers.frameworks.pydantic_ai:factory",
         "a pydantic-ai Agent whose tool raises ModelRetry on failure (default retries)",

@@ -43,7 +43,17 @@ if TYPE_CHECKING:
     from .services import Services
     from .spec import ToolSpec
 
-__all__ = ["FAMILY_NAMES", "HTTPX", "HTTPX2", "Family", "block_on", "declared_family", "family"]
+__all__ = [
+    "FAMILY_NAMES",
+    "HTTPX",
+    "HTTPX2",
+    "Family",
+    "NotServed",
+    "block_on",
+    "check_route",
+    "declared_family",
+    "family",
+]
 
 _CACHE_MAX = 512
 _new = object.__new__
@@ -226,6 +236,8 @@ class Family:
             return handler
 
         async def serve(request: Any) -> Any:
+            url = request.url
+            check_route(services, request.method, url.scheme, url.host, url.path)
             # MockTransport applies no timeout: the service enforces the read
             # timeout the client put on the request, on the virtual clock.
             read = request.extensions.get("timeout", {}).get("read")
@@ -247,6 +259,31 @@ class Family:
             return block_on(loop, handler(request), what=f"env.sync_http ({self.name})")
 
         return self.hx.Client(transport=self.hx.MockTransport(serve), timeout=timeout_s)
+
+
+class NotServed(AssertionError):
+    """A request to a simulated tool's host that none of its endpoints serves (method, path)."""
+
+
+def check_route(services: Services, method: str, scheme: str, host: str, path: str) -> None:
+    """Refuse loudly, as the httpx family's respx router does, what no tool's endpoint serves.
+
+    A host no tool has is left to the caller, which answers as DNS would.
+
+    Raises:
+        NotServed: the host is a tool's, the method, scheme or path is not.
+    """
+    service = services.at_host(host)
+    if service is None:
+        return
+    url = service.url
+    if url is not None and (service.method, url.scheme, url.path) == (method.upper(), scheme, path):
+        return
+    msg = (
+        f"no simulated tool serves {method.upper()} {scheme}://{host}{path}; "
+        f"expected {service.method} {service.spec.url} (tool {service.spec.name!r})"
+    )
+    raise NotServed(msg)
 
 
 def _reply_headers(reply: Reply | ReadOk, retry_after: str | None) -> dict[str, str]:

@@ -15,7 +15,9 @@ The session runs on a baton thread (a sync controller's ``call``): each
 attempt blocks there in virtual time, as a ``SyncTool`` does. It ignores the
 environment's proxies and ``.netrc`` (``trust_env = False``), so nothing it
 sends leaves the run; a request with no timeout gets the contract's
-``attempt_timeout_s``, as ``env.http`` does.
+``attempt_timeout_s``, as ``env.http`` does. A host no tool has fails as DNS
+would (``ConnectionError``); a method or path no tool serves at a tool's host
+raises :class:`~retrychaos.world.families.NotServed`, as respx refuses it.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from urllib3.exceptions import (
 
 from .answer import CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT
 from .context import CURRENT_CALL
-from .families import block_on, json_args
+from .families import block_on, check_route, json_args
 from .service import IDEMPOTENCY_HEADER
 
 if TYPE_CHECKING:
@@ -153,6 +155,9 @@ class _SimulatedPool:
         if service is None:
             reason = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
             raise NameResolutionError(self.host, conn, reason)
+        path = url.partition("?")[0] or "/"
+        scheme = getattr(self, "scheme", None) or "http"  # the pool class's own ("http"/"https")
+        check_route(self.services, method, scheme, self.host, path)
         raw = body.encode() if isinstance(body, str) else bytes(body or b"")
         key = (headers or {}).get(IDEMPOTENCY_HEADER) or None
         coro = service.serve(
@@ -160,7 +165,7 @@ class _SimulatedPool:
             key,
             CURRENT_CALL.get(),
             method=method.upper(),
-            path=url.partition("?")[0] or "/",
+            path=path,
             timeout_s=timeout_s,
         )
         answer: Answer = block_on(self.loop, coro, what="env.requests_session()")

@@ -9,7 +9,8 @@ patches the library: during a run ``time.sleep``, ``time.monotonic``,
 - ``stamina_default``, ``stamina_tuned``: stamina;
 - ``backoff_expo``: backoff;
 - ``httpx_retries_default``, ``httpx_retries_jitter``: httpx-retries at the HTTP layer;
-- ``pybreaker_tenacity``: a pybreaker circuit breaker with tenacity.
+- ``pybreaker_tenacity``: a pybreaker circuit breaker with tenacity;
+- ``urllib3_retry``: requests with urllib3's ``Retry`` (a sync controller).
 
 ``docs/compatibility.md`` says what each one passes and fails, and why.
 """
