@@ -3,19 +3,23 @@
 ::
 
     @function_tool
-    async def book_room(room: str, start_date: str) -> dict:
-        return await call_service(...)   # a failure raises
+    async def book_room(ctx: RunContextWrapper[Invocation], room: str, start_date: str) -> str:
+        return json.dumps(await call_service(ctx.context, ...))   # a failure raises
 
-    agent = Agent(name="assistant", model=scripted_model, tools=[book_room])
-    result = await Runner.run(agent, prompt, run_config=RunConfig(tracing_disabled=True))
+    agent = Agent(name="assistant", model=ScriptedModel(), tools=[book_room])
+    result = await Runner.run(
+        agent, prompt, context=Invocation(...), run_config=RunConfig(tracing_disabled=True)
+    )
 
 ``@function_tool`` with its defaults: the tool's exception is caught and the
 default ``failure_error_function`` hands the model a fixed text ("An error
 occurred while running the tool. Please try again."), no status, no body.
 The SDK does not run the tool again itself. The harness's scripted model (an
 openai-agents ``Model``) ends the run with what it was handed, and the
-controller reads that final output (:func:`._common.read_output`). Tracing is
-off, so nothing reaches the network.
+controller reads that final output (:func:`._common.read_output`). An agent
+is built once per tool and argument signature and the invocation's state
+travels as the run's ``context``. Tracing is off, so nothing reaches the
+network.
 """
 
 from __future__ import annotations

@@ -2,16 +2,16 @@
 
 ::
 
-    async def book_room(room: str, start_date: str) -> dict:
+    async def book_room(ctx: RunContext[Invocation], room: str, start_date: str) -> dict:
         try:
-            return await call_service(...)
+            return await call_service(ctx.deps, ...)
         except httpx.HTTPStatusError as exc:
             raise ModelRetry(f"HTTP {exc.response.status_code}: {exc.response.text}") from exc
         except httpx.HTTPError as exc:
             raise ModelRetry(f"{type(exc).__name__}: {exc}") from exc
 
-    agent = Agent(FunctionModel(scripted_model), tools=[book_room])
-    result = await agent.run(prompt)
+    agent = Agent(FunctionModel(scripted_model), deps_type=Invocation, tools=[book_room])
+    result = await agent.run(prompt, deps=Invocation(...))
 
 As pydantic-ai's documentation shows tools doing, a failure raises
 ``ModelRetry`` with the error text, and the agent hands that text back to the
@@ -21,7 +21,9 @@ asking the model again, and the harness's scripted model, driving
 ``FunctionModel``, ends the run with what it was handed. The controller reads
 that final output (:func:`._common.read_output`): a result is the result, an
 error text the decision it amounts to, and the harness's workload model
-re-plans from there (a new invocation, a new run of the agent).
+re-plans from there (a new invocation, a new run of the agent). An agent is
+built once per tool and argument signature, as an application builds its
+agent once, and the invocation's state travels as ``deps``.
 """
 
 from __future__ import annotations
