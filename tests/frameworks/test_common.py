@@ -1,16 +1,25 @@
-"""Reading a framework's error text into a decision, and the missing-extra error."""
+"""What the framework controllers share: error text read as a decision, the prompt, the layer mark."""
 
 from __future__ import annotations
+
+import asyncio
+import random
 
 import pytest
 
 from retrychaos.controllers import registry
 from retrychaos.controllers.frameworks._common import (
+    FrameworkLayer,
     decision_from_text,
     error_body,
+    framework_run,
     http_status,
+    plan_prompt,
+    read_output,
+    read_plan,
 )
 from retrychaos.errors import ControllerLoadError
+from retrychaos.world.context import CURRENT_CALL, CallMeta
 
 BODY_422 = '{"error":{"code":"INVALID_ARGUMENT","message":"bad date","field":"date","allowed":["2026-01-01"]}}'
 
@@ -76,3 +85,60 @@ def test_the_registry_lets_a_modules_own_load_error_through(monkeypatch, tmp_pat
     with pytest.raises(ControllerLoadError) as info:
         registry.resolve("needs_extra:factory")
     assert str(info.value) == "controller x needs y"
+
+
+def test_the_final_output_is_the_result_or_the_failure_it_reports():
+    """A result's JSON is the result; pydantic-ai's {"error": ...} and plain text are decisions."""
+    assert read_output('{"ok": true, "id": "r-1"}') == {"ok": True, "id": "r-1"}
+    assert read_output('{"error": "HTTP 404: gone"}') == {
+        "ok": False,
+        "decision": "stop",
+        "error": "HTTP 404: gone",
+    }
+    opaque = read_output("An error occurred while running the tool. Please try again.")
+    assert opaque["decision"] == "stop"
+
+
+def test_the_prompt_carries_the_call_the_scripted_model_makes():
+    """plan_prompt writes the tool and arguments as JSON; read_plan reads back the same call."""
+    prompt = plan_prompt("book_room", {"room": "Lovelace", "nights": 2})
+    assert read_plan(prompt) == ("book_room", {"room": "Lovelace", "nights": 2})
+
+
+class _Inner:
+    """A transport that records the layer each request was attributed to."""
+
+    def __init__(self):
+        self.layers = []
+        self.closed = False
+
+    async def handle_async_request(self, request):
+        meta = CURRENT_CALL.get()
+        self.layers.append(None if meta is None else meta.layer)
+        return request
+
+    async def aclose(self):
+        self.closed = True
+
+
+def test_the_framework_layer_marks_requests_after_a_runs_first():
+    """Inside one framework run the 2nd and later requests are layer framework; outside, untouched."""
+    inner = _Inner()
+    layer = FrameworkLayer(inner)
+    meta = CallMeta(agent=0, task="t", call="c", op="o", rng=random.Random(1))
+
+    async def main():
+        await layer.handle_async_request("outside, no call")
+        token = CURRENT_CALL.set(meta)
+        try:
+            await layer.handle_async_request("outside a run")
+            with framework_run():
+                for _ in range(3):
+                    await layer.handle_async_request("in a run")
+        finally:
+            CURRENT_CALL.reset(token)
+        await layer.aclose()
+
+    asyncio.run(main())
+    assert inner.layers == [None, "controller", "controller", "framework", "framework"]
+    assert inner.closed
