@@ -61,6 +61,10 @@ DEFAULT_SEED_COUNT = 1
 """Seeds ``1..N`` by default: small enough for the test that checks the committed matrix."""
 DEFAULT_JOBS = 2
 EXCLUDED_SUITES: tuple[str, ...] = ()
+WATCHDOG_S = 60.0
+"""The matrix's real-time watchdog: a framework controller's run costs 20-35 ms of CPU, and a
+1000-agent herd starting at one instant can hold one loop step past the usual 5 s on a loaded
+machine; 60 s keeps every cell independent of the machine's speed."""
 """Suites of the shipped library left out of the matrix (none: every scenario runs)."""
 
 
@@ -282,7 +286,7 @@ def run_matrix(
 ) -> Matrix:
     """Run every controller over ``scenarios`` with ``seeds`` and fold the results."""
     names = list(controllers) if controllers is not None else list(BUILTINS)
-    results = execute(plan(scenarios, names, list(seeds)), jobs=jobs)
+    results = execute(plan(scenarios, names, list(seeds)), jobs=jobs, watchdog_s=WATCHDOG_S)
     return build_matrix(results, scenarios, seeds)
 
 
