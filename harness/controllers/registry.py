@@ -68,6 +68,18 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.adapters.urllib3_retry:factory",
         "requests with urllib3's documented Retry(total=3, backoff 0.5, Retry-After uncapped)",
     ),
+    "pydantic-ai": (
+        "retrychaos.controllers.frameworks.pydantic_ai:factory",
+        "a pydantic-ai Agent whose tool raises ModelRetry on failure (default retries)",
+    ),
+    "pydantic-ai-transport": (
+        "retrychaos.controllers.frameworks.pydantic_ai_transport:factory",
+        "a pydantic-ai agent's HTTP tool over AsyncHTTPX2TenacityTransport as its docs show",
+    ),
+    "openai-agents": (
+        "retrychaos.controllers.frameworks.openai_agents:factory",
+        "an openai-agents Agent with a @function_tool (defaults), run by Runner.run",
+    ),
     "langgraph": (
         "retrychaos.controllers.frameworks.langgraph:factory",
         "a LangGraph agent graph, its ToolNode added with retry_policy=RetryPolicy()",
