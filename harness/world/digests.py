@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -84,3 +85,26 @@ def cached_args_digest(args: Mapping[str, Any], memo_key: tuple[Any, ...] | None
             _DIGESTS.clear()
         found = _DIGESTS[memo_key] = args_digest(args)
     return found
+
+
+def request_args(body: bytes, query: bytes | str = b"") -> dict[str, Any]:
+    """A request's arguments: its JSON object body, else its query string, else ``{}``.
+
+    Clients that send no body with a GET (the openai SDK's ``get``) pass the
+    arguments as query parameters; each value is read as JSON when it parses
+    (``?limit=3`` is the integer 3), else as text.
+    """
+    if body:
+        try:
+            value = json.loads(body)
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+    text = query.decode("ascii", "replace") if isinstance(query, bytes) else query
+    args: dict[str, Any] = {}
+    for name, raw in urllib.parse.parse_qsl(text, keep_blank_values=True):
+        try:
+            args[name] = json.loads(raw)
+        except ValueError:
+            args[name] = raw
+    return args

@@ -31,7 +31,8 @@ import httpx2
 
 from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT
 from .context import CURRENT_CALL
-from .service import IDEMPOTENCY_HEADER, request_args
+from .digests import request_args
+from .service import IDEMPOTENCY_HEADER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping

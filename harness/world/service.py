@@ -39,10 +39,8 @@ failed, see :mod:`retrychaos.world.transport`). A run's services are
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import random
-import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -50,7 +48,7 @@ import httpx
 from . import responses
 from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT, to_response
 from .clock import NS_PER_S
-from .digests import cached_args_digest, digest
+from .digests import cached_args_digest, digest, request_args
 from .faults import select_rule
 from .server import NOBODY, Plan, Received, Server, Who, to_ns
 from .spec import NEVER_REACHES_SERVER, FaultType
@@ -381,29 +379,6 @@ def _json_args(request: httpx.Request) -> dict[str, Any]:
     except httpx.RequestNotRead:
         return {}
     return request_args(body, request.url.query)
-
-
-def request_args(body: bytes, query: bytes | str = b"") -> dict[str, Any]:
-    """A request's arguments: its JSON object body, else its query string, else ``{}``.
-
-    Clients that send no body with a GET (the openai SDK's ``get``) pass the
-    arguments as query parameters; each value is read as JSON when it parses
-    (``?limit=3`` is the integer 3), else as text.
-    """
-    if body:
-        try:
-            value = json.loads(body)
-        except ValueError:
-            return {}
-        return value if isinstance(value, dict) else {}
-    text = query.decode("ascii", "replace") if isinstance(query, bytes) else query
-    args: dict[str, Any] = {}
-    for name, raw in urllib.parse.parse_qsl(text, keep_blank_values=True):
-        try:
-            args[name] = json.loads(raw)
-        except ValueError:
-            args[name] = raw
-    return args
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
