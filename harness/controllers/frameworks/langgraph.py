@@ -32,10 +32,13 @@ except ImportError as exc:
     raise missing_framework("langgraph", exc) from exc
 
 
-def build_graph(tool_name: str) -> Any:
-    """The compiled graph for one tool, as a LangGraph user would write it."""
+def build_graph(tool_name: str, tool: Any = None) -> Any:
+    """The compiled graph for one tool, as a LangGraph user would write it.
+
+    ``tool`` is the LangChain tool the node executes (the harness's tool by default).
+    """
     model = ScriptedChatModel(tool_name=tool_name)
-    tools = [framework_tool(tool_name)]
+    tools = [framework_tool(tool_name) if tool is None else tool]
     bound = model.bind_tools(tools)
 
     async def agent(state: MessagesState) -> dict[str, Any]:
