@@ -64,6 +64,10 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.adapters.pybreaker_tenacity:factory",
         "a pybreaker circuit breaker per tool inside tenacity-good's retries",
     ),
+    "pybreaker-async": (
+        "retrychaos.controllers.adapters.pybreaker_async:factory",
+        "pybreaker's @breaker on an async def: the coroutine counts as a success (never trips)",
+    ),
     "urllib3-retry": (
         "retrychaos.controllers.adapters.urllib3_retry:factory",
         "requests with urllib3's documented Retry(total=3, backoff 0.5, Retry-After uncapped)",
@@ -83,6 +87,10 @@ BUILTINS: dict[str, tuple[str, str]] = {
     "langgraph": (
         "retrychaos.controllers.frameworks.langgraph:factory",
         "a LangGraph agent graph, its ToolNode added with retry_policy=RetryPolicy()",
+    ),
+    "langgraph-requests": (
+        "retrychaos.controllers.frameworks.langgraph_requests:factory",
+        "the langgraph graph, its tool a sync def calling requests with raise_for_status()",
     ),
     "langchain-retry-middleware": (
         "retrychaos.controllers.frameworks.langchain:factory",

@@ -21,6 +21,10 @@ from retrychaos.scenario import load_scenario
 SCENARIOS = Path(__file__).parents[1] / "adapters" / "scenarios"
 CONTROLLERS = {
     "langgraph": ("langgraph", "No module named 'langgraph.graph'; 'langgraph' is not a package"),
+    "langgraph-requests": (
+        "langgraph",
+        "No module named 'langgraph.graph'; 'langgraph' is not a package",
+    ),
     "langchain-retry-middleware": (
         "langchain",
         "No module named 'langchain.agents'; 'langchain' is not a package",

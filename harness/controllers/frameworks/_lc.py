@@ -39,6 +39,8 @@ class Invocation:
     tool: Any
     args: dict[str, Any]
     key: str | None
+    loop: Any = None
+    """The run's loop, which the sync tool body (on a pool thread) hands each attempt to."""
     executions: int = 0
 
 
@@ -93,18 +95,23 @@ class ScriptedChatModel(BaseChatModel):
 
 
 def framework_tool(name: str) -> StructuredTool:
-    """The LangChain tool the framework executes: one attempt through the harness's tool."""
+    """The LangChain tool the framework executes: one attempt through the harness's tool.
 
-    async def body(**kwargs: Any) -> Any:
+    A plain ``def``, as the frameworks' examples write tools: LangChain runs it
+    on the loop's thread pool (a baton thread in a run), and it blocks there,
+    in virtual time, on the attempt it hands to the run's loop.
+    """
+
+    def body(**kwargs: Any) -> Any:
         invocation = current()
         invocation.executions += 1
         tool = invocation.tool
         if invocation.executions > 1:  # the framework's own retry loop runs it again
             tool = tool._with_layer("framework")  # noqa: SLF001 (the harness's own hook)
-        return await tool(kwargs, idempotency_key=invocation.key)
+        return invocation.loop.wait_from_thread(tool(kwargs, idempotency_key=invocation.key))
 
     return StructuredTool.from_function(
-        coroutine=body,
+        func=body,
         name=name,
         description=f"The {name} tool.",
         # A JSON schema: arguments pass through as the model sent them.

@@ -5,8 +5,9 @@ middleware=[ToolRetryMiddleware()])``, the middleware with its defaults
 (``max_retries=2``, ``retry_on`` every exception, ``backoff_factor=2.0``,
 ``initial_delay=1.0``, ``max_delay=60.0``, +-25% jitter,
 ``on_failure="continue"``). The model is the harness's scripted model
-(:mod:`._lc`); the tool is a LangChain ``StructuredTool`` whose body makes
-one attempt through the harness's tool.
+(:mod:`._lc`); the tool is a LangChain ``StructuredTool`` whose body, a
+plain ``def`` as LangChain's examples write tools, makes one attempt through
+the harness's tool on the loop's thread pool.
 
 When the retries run out the middleware hands the model a ``ToolMessage``
 with ``status="error"`` ("Tool 'x' failed after 3 attempts with
@@ -17,6 +18,7 @@ seed-style decision, :func:`._lc.read_messages`), never as a result.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ._missing import missing_framework
@@ -53,7 +55,11 @@ class LangChainRetryMiddleware:
         agent = self._agents.get(tool.name)
         if agent is None:
             agent = self._agents[tool.name] = build_agent(tool.name)
-        token = CURRENT.set(Invocation(tool=tool, args=args, key=ctx.idempotency_key))
+        token = CURRENT.set(
+            Invocation(
+                tool=tool, args=args, key=ctx.idempotency_key, loop=asyncio.get_running_loop()
+            )
+        )
         try:
             state = await agent.ainvoke({"messages": [HumanMessage(f"Use {tool.name}.")]})
         finally:

@@ -7,7 +7,8 @@ interval doubling up to 128 s, up to 1 s of jitter, ``retry_on=
 default_retry_on``), and ``tools_condition`` routing between them (called
 from an async function, so that no step of the run leaves the event loop). The model
 is the harness's scripted model (:mod:`._lc`); the tool is a LangChain
-``StructuredTool`` whose body makes one attempt through the harness's tool.
+``StructuredTool`` whose body, a plain ``def`` as LangGraph's examples write
+tools, makes one attempt through the harness's tool on the loop's thread pool.
 
 ``ToolNode``'s default ``handle_tool_errors`` hands only argument-parsing
 errors back to the model and re-raises the rest, so a failure that
@@ -17,6 +18,7 @@ framework raises it, and the harness records the decision ``raised``.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ._missing import missing_framework
@@ -32,10 +34,13 @@ except ImportError as exc:
     raise missing_framework("langgraph", exc) from exc
 
 
-def build_graph(tool_name: str) -> Any:
-    """The compiled graph for one tool, as a LangGraph user would write it."""
+def build_graph(tool_name: str, tool: Any = None) -> Any:
+    """The compiled graph for one tool, as a LangGraph user would write it.
+
+    ``tool`` is the LangChain tool the node executes (the harness's tool by default).
+    """
     model = ScriptedChatModel(tool_name=tool_name)
-    tools = [framework_tool(tool_name)]
+    tools = [framework_tool(tool_name) if tool is None else tool]
     bound = model.bind_tools(tools)
 
     async def agent(state: MessagesState) -> dict[str, Any]:
@@ -67,7 +72,11 @@ class LangGraphController:
         graph = self._graphs.get(tool.name)
         if graph is None:
             graph = self._graphs[tool.name] = build_graph(tool.name)
-        token = CURRENT.set(Invocation(tool=tool, args=args, key=ctx.idempotency_key))
+        token = CURRENT.set(
+            Invocation(
+                tool=tool, args=args, key=ctx.idempotency_key, loop=asyncio.get_running_loop()
+            )
+        )
         try:
             state = await graph.ainvoke({"messages": [HumanMessage(f"Use {tool.name}.")]})
         finally:
