@@ -68,5 +68,9 @@ def test_a_framework_runs_the_whole_library_on_the_virtual_clock(retrychaos, tmp
     runs = json.loads((report / "results.json").read_text(encoding="utf-8"))["runs"]
     assert len(runs) == LIBRARY_SIZE
     assert [(run["scenario"], run["error"]) for run in runs if run["error"]] == []
-    assert [run["scenario"] for run in runs if run["vacuous"]] == []
+    # Every run tested something: a tool was reached and a fault fired. (A run
+    # can still be vacuous because a `must_happen` event never happened: that
+    # is the framework's failure, and it is not among the passes.)
+    untested = ("vacuous run: the controller reached no tool", "vacuous run: none of the")
+    assert [run["scenario"] for run in runs if (run["vacuous"] or "").startswith(untested)] == []
     assert {run["scenario"] for run in runs if run["passed"]} == PASSING[controller]

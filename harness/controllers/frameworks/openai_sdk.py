@@ -13,7 +13,8 @@ what such code does, with the SDK's defaults::
 429 and 5xx (``x-should-retry`` overrides), waiting ``min(0.5 * 2**n, 8)``
 seconds less up to 25% jitter, or the ``Retry-After`` the server sends when it
 is at most 120 s; the request timeout is the SDK's 600 s. A tool is reached
-with the SDK's generic ``post``, or ``get`` for a GET tool: the SDK sends no
+with the SDK's generic verb for its method (``post``, ``put``, ``patch``,
+``delete``), or ``get`` for a GET tool: the SDK sends no
 body with a GET, so the arguments go in the query string, which the simulated
 services read when there is no JSON body. The agent's idempotency
 key goes in an ``Idempotency-Key`` header when it has one. When the SDK gives
@@ -103,7 +104,9 @@ class OpenAISdk:
                 return await client.get(
                     url.path or "/", cast_to=object, options={"headers": headers, "params": args}
                 )
-            return await client.post(
+            # The SDK's generic verbs: post, put, patch, delete (each sends the body).
+            send = getattr(client, tool.method.lower(), client.post)
+            return await send(
                 url.path or "/", body=args, cast_to=object, options={"headers": headers}
             )
         finally:
