@@ -4,6 +4,7 @@
 
     HarnessError
     ├── HarnessInputError          bad input from the user: exit code 2
+    │   ├── ClusterError           --executor ray cannot start: Ray missing, cluster unreachable
     │   ├── ControllerLoadError    --controller names nothing loadable
     │   ├── ReportInputError       a report folder's results.json or trace is unreadable
     │   └── ScenarioError          a scenario file is invalid (every issue, with file and line)
@@ -54,6 +55,10 @@ class HarnessError(Exception):
 
 class HarnessInputError(HarnessError):
     """The user gave the harness something it cannot use (a file, a flag, a path)."""
+
+
+class ClusterError(HarnessInputError):
+    """A cluster executor cannot start: its extra is missing or the cluster is unreachable."""
 
 
 class ControllerLoadError(HarnessInputError):

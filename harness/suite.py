@@ -12,19 +12,20 @@ another ``BaseException`` or ``os._exit``, ends as that case's failure
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
 from .canaries import redact
 from .controllers.registry import resolve
 from .escape import escape_message, guarded
+from .executors.local import LocalExecutor
 from .runner import CaseResult, run_case
-from .workers import Retire, WorkerPool, run_in_workers
+from .workers import Retire, WorkerPool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
+    from .executors.base import Executor
     from .world.spec import Scenario
 
 DEFAULT_SEEDS = (1, 2, 3)
@@ -157,6 +158,7 @@ def execute(
     watchdog_s: float = 5.0,
     on_phase: Callable[[Case, str], None] | None = None,
     keep_failing: bool = True,
+    executor: Executor | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` (in ``jobs`` worker processes) and return results in case order.
 
@@ -166,11 +168,14 @@ def execute(
     result as its case finishes (with several jobs, not in case order);
     ``on_phase(case, phase)`` hears what a case is doing (see :func:`run_case`).
     ``keep_failing=False`` drops every trace (only the verdicts are wanted).
+    ``executor`` runs the cases elsewhere (a cluster: :mod:`retrychaos.executors`)
+    instead of in ``jobs`` local worker processes.
     """
     want = keep_events or (lambda _case: False)
     done: dict[int, CaseResult] = {}
+    runner = executor or LocalExecutor(processes=jobs)
     for index, result in _iterate(
-        cases, jobs, want, watchdog_s, on_phase, keep_failing=keep_failing
+        cases, runner, want, watchdog_s, on_phase, keep_failing=keep_failing
     ):
         done[index] = result
         if on_done is not None:
@@ -180,7 +185,7 @@ def execute(
 
 def _iterate(
     cases: Sequence[Case],
-    jobs: int,
+    executor: Executor,
     want: Callable[[Case], bool],
     watchdog_s: float,
     on_phase: Callable[[Case, str], None] | None,
@@ -190,14 +195,12 @@ def _iterate(
     """Each case's index and result, as the cases finish."""
     if not cases:
         return
-    processes = max(1, min(jobs, len(cases), os.cpu_count() or 1))
     work = [
         _Job(case=c, watchdog_s=watchdog_s, keep=want(c), keep_failing=keep_failing) for c in cases
     ]
-    yield from run_in_workers(
+    yield from executor.run(
         work,
         _run_one,
-        processes=processes,
         on_phase=None if on_phase is None else lambda i, what: on_phase(cases[i], what),
         on_death=lambda i, message: failed(cases[i], message),
     )

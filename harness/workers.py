@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
     from multiprocessing.connection import Connection
+    from multiprocessing.context import DefaultContext, SpawnContext
     from multiprocessing.process import BaseProcess
 
 __all__ = ["Retire", "WorkerPool", "death_message", "run_in_workers"]
@@ -111,11 +112,14 @@ def _loop(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) -
 class _Worker:
     """One worker process and the end of its pipe."""
 
-    def __init__(self, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
-        ours, theirs = multiprocessing.Pipe()
-        self.process: BaseProcess = multiprocessing.Process(
-            target=_serve, args=(theirs, work), daemon=True
-        )
+    def __init__(
+        self,
+        work: Callable[[Any, Callable[[str], None]], Any],
+        context: DefaultContext | SpawnContext | None = None,
+    ) -> None:
+        start = context or multiprocessing.get_context()
+        ours, theirs = start.Pipe()
+        self.process: BaseProcess = start.Process(target=_serve, args=(theirs, work), daemon=True)
         self.process.start()
         # Closed here so that a worker started later does not inherit it:
         # then this worker's death is seen as end-of-file on ``conn``.
@@ -206,9 +210,20 @@ class WorkerPool:
     ends the workers; a daemon worker never outlives this process anyway.
     """
 
-    def __init__(self, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
-        """Serve ``work(job, phase)`` (as :func:`run_in_workers` does)."""
+    def __init__(
+        self,
+        work: Callable[[Any, Callable[[str], None]], Any],
+        *,
+        context: DefaultContext | SpawnContext | None = None,
+    ) -> None:
+        """Serve ``work(job, phase)`` (as :func:`run_in_workers` does).
+
+        ``context``: how to start workers (default: the platform's start
+        method); a process with threads of its own (a cluster's worker) asks
+        for ``spawn``, since forking a threaded process can hang the child.
+        """
         self._work = work
+        self._context = context
         self._idle: list[_Worker] = []
 
     def run(
@@ -219,7 +234,7 @@ class WorkerPool:
         on_death: Callable[[str], Any],
     ) -> Any:
         """``work(job, phase)``'s result, run in a worker; ``on_death(message)`` if it died."""
-        worker = self._idle.pop() if self._idle else _Worker(self._work)
+        worker = self._idle.pop() if self._idle else _Worker(self._work, self._context)
         try:
             worker.give(0, job)
             while True:

@@ -20,6 +20,7 @@ from ..suite import Case, execute, plan
 from ..world.spec import ModelPolicy  # noqa: TC001 (typer reads the annotations at run time)
 from .common import check_controllers, claim_report_dir, load_scenarios, project_config
 from .config import WATCHDOG_FORMS, watchdog_ok
+from .executor import ADDRESS_HELP, EXECUTOR_HELP, check_executor, cluster
 from .failures import failure_blocks, next_step, rule, tally_lines
 from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, say, usage_error
 from .running import run_and_report
@@ -131,6 +132,11 @@ def run(
         typer.Option(help=_MODEL_HELP, metavar="POLICY", show_default=False),
     ] = None,
     no_sdk_layer: Annotated[bool, typer.Option("--no-sdk-layer", help=_NO_SDK_HELP)] = False,
+    executor: Annotated[str, typer.Option(help=EXECUTOR_HELP, metavar="local|ray")] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help=ADDRESS_HELP, metavar="HOST:PORT", show_default=False),
+    ] = None,
 ) -> None:
     """Run scenarios against controllers; write a report; exit non-zero on violations.
 
@@ -143,6 +149,7 @@ def run(
     chosen_seeds = _seeds(seeds, seed) or config.seeds
     if jobs < 1:
         usage_error(f"--jobs expects a count >= 1, got {jobs}")
+    check_executor(executor, ray_address)
     watchdog_s = _watchdog(watchdog, config.watchdog)
     if max_planned_calls < 1:
         usage_error(f"--max-planned-calls expects a count >= 1, got {max_planned_calls}")
@@ -167,7 +174,7 @@ def run(
         or Path("reports") / dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     )
     count = None if chosen_seeds is None else len(chosen_seeds)
-    with claim_report_dir(run_dir):
+    with cluster(executor, ray_address, cpus=jobs) as on, claim_report_dir(run_dir):
         say(_collected(len(cases), len(scenarios), len(controllers), count, selection.deselected))
         if override:
             say(
@@ -175,7 +182,13 @@ def run(
                 f"(scenario names end with {override.suffix}): not the stack's verdict"
             )
         results, code = run_and_report(
-            cases, run_dir, scenarios, jobs=jobs, keep=keep_traces, watchdog_s=watchdog_s
+            cases,
+            run_dir,
+            scenarios,
+            jobs=jobs,
+            keep=keep_traces,
+            watchdog_s=watchdog_s,
+            executor=on,
         )
     for line in failure_blocks(results, invariants=invariant or ()):
         say(line)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
+    from ..executors.base import Executor
     from ..runner import CaseResult
     from ..world.spec import Scenario
 
@@ -69,6 +70,7 @@ def run_and_report(
     jobs: int,
     keep: bool,
     watchdog_s: float,
+    executor: Executor | None = None,
 ) -> tuple[list[CaseResult], int]:
     """Run the cases, streaming results.json; write every report; return the results and exit code.
 
@@ -87,7 +89,12 @@ def run_and_report(
             stream = ResultsStream(run_dir, report_meta(scenarios), adopt=lock)
             stream.flush()
             results = _execute(
-                cases, jobs=jobs, keep=keep, watchdog_s=watchdog_s, on_done=stream.add
+                cases,
+                jobs=jobs,
+                keep=keep,
+                watchdog_s=watchdog_s,
+                on_done=stream.add,
+                executor=executor,
             )
             code = _write_reports(run_dir, stream, results)
             if stream.tampered:
@@ -124,6 +131,7 @@ def _execute(
     keep: bool,
     watchdog_s: float,
     on_done: Callable[[CaseResult], None],
+    executor: Executor | None,
 ) -> list[CaseResult]:
     """Run the cases; draw a progress bar only on a terminal (a CI log gets none)."""
     if not sys.stderr.isatty():
@@ -133,6 +141,7 @@ def _execute(
             keep_events=lambda _case: keep,
             watchdog_s=watchdog_s,
             on_done=on_done,
+            executor=executor,
         )
     from rich.console import Console  # noqa: PLC0415 (only a terminal needs it)
     from rich.progress import (  # noqa: PLC0415
@@ -162,6 +171,7 @@ def _execute(
             on_done=finished,
             watchdog_s=watchdog_s,
             on_phase=phase,
+            executor=executor,
         )
         progress.update(task, description="running cases")
         return results
