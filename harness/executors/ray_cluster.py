@@ -163,9 +163,9 @@ def _reachable(address: str) -> None:
         with socket.create_connection((host, int(port)), timeout=CONNECT_S):
             pass
     except OSError as exc:
-        why = exc.strerror or type(exc).__name__
+        why = exc.strerror or f"no answer within {CONNECT_S:g} s"
         raise ClusterError(
-            f"the Ray cluster at {address} cannot be reached ({why} within {CONNECT_S:g} s); "
+            f"the Ray cluster at {address} cannot be reached ({why}); "
             "expected a running cluster there (`ray start --head` starts one), or no "
             "--ray-address and no RAY_ADDRESS to run on a local Ray instance"
         ) from None

@@ -1,0 +1,128 @@
+"""``--executor ray`` on a real local cluster: the same report as a local run, dead workers rerun."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrychaos.executors import TRIES
+from retrychaos.executors.ray_cluster import lost_message
+
+SCRIPT = Path(sys.executable).with_name("retrychaos")
+SCENARIOS = Path(__file__).resolve().parents[1] / "bench" / "scenarios"
+
+pytestmark = pytest.mark.slow  # each test joins a Ray cluster the session starts
+
+
+def run(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The real command, run from ``cwd`` with ``env``."""
+    return subprocess.run(
+        [str(SCRIPT), "run", str(SCENARIOS), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+
+
+def untimed(value: Any) -> Any:
+    """``value`` without its wall-time fields (``wall_s``), recursively."""
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if k != "wall_s"}
+    if isinstance(value, list):
+        return [untimed(v) for v in value]
+    return value
+
+
+def assert_same_report(one: Path, two: Path) -> None:
+    """results.json (wall time aside), summary.md and every trace are the same."""
+    first = json.loads((one / "results.json").read_text())
+    second = json.loads((two / "results.json").read_text())
+    assert first["complete"] is True
+    assert untimed(first) == untimed(second)
+    assert (one / "summary.md").read_bytes() == (two / "summary.md").read_bytes()
+    traces = sorted(p.name for p in (one / "traces").iterdir())
+    assert traces == sorted(p.name for p in (two / "traces").iterdir())
+    for name in traces:
+        assert (one / "traces" / name).read_bytes() == (two / "traces" / name).read_bytes(), name
+
+
+def test_a_cluster_run_writes_the_report_a_local_run_writes(ray_cluster, controllers):
+    """Through RAY_ADDRESS: results.json, summary.md and traces as --jobs 1 (os._exit's failure too)."""
+    address, env = ray_cluster
+    chosen = ["-c", "reference", "-c", "naive", "-c", "chaosctl:hard_exit", "--seeds", "2"]
+    local = run(controllers, env, *chosen, "--keep-traces", "--report", "local")
+    remote = run(
+        controllers,
+        {**env, "RAY_ADDRESS": address},
+        *chosen,
+        "--keep-traces",
+        "--executor",
+        "ray",
+        "--report",
+        "ray",
+    )
+    assert local.returncode == 1, local.stderr
+    assert remote.returncode == 1, remote.stderr
+    assert remote.stdout.splitlines()[0] == f"executor: the Ray cluster at {address} (2 CPUs)"
+    assert_same_report(controllers / "local", controllers / "ray")
+    runs = json.loads((controllers / "ray" / "results.json").read_text())["runs"]
+    assert len(runs) == 3 * 3 * 2
+    exits = {r["error"] for r in runs if r["controller"] == "chaosctl:hard_exit"}
+    assert exits == {
+        (
+            "the controller ended the process running this case (exit code 7, as os._exit(7) "
+            "gives); a controller must return a result or a decision, or raise an Exception, "
+            "never end its process"
+        )
+    }
+
+
+def test_a_killed_ray_workers_case_runs_again_elsewhere(ray_cluster, controllers):
+    """The case whose Ray worker was killed runs again: the report is a local run's."""
+    address, env = ray_cluster
+    chosen = ["-c", "chaosctl:kills_ray_worker_once", "--seeds", "2", "--keep-traces"]
+    remote = run(
+        controllers, env, *chosen, "--executor", "ray", "--ray-address", address, "--report", "ray"
+    )
+    assert remote.returncode == 0, remote.stderr
+    assert len((controllers / "kills.log").read_text().splitlines()) == 1
+    # Locally the marker is there already: no case kills anything.
+    local = run(controllers, env, *chosen, "--report", "local")
+    assert local.returncode == 0, local.stderr
+    assert_same_report(controllers / "local", controllers / "ray")
+
+
+def test_a_case_that_kills_its_ray_worker_every_time_fails_after_the_tries(
+    ray_cluster, controllers
+):
+    """Three Ray workers die for one case; it fails with the words that say so, the run completes."""
+    address, env = ray_cluster
+    remote = run(
+        controllers,
+        env,
+        "-k",
+        "rate-limited",
+        "-c",
+        "chaosctl:kills_ray_worker_always",
+        "--seed",
+        "1",
+        "--executor",
+        "ray",
+        "--ray-address",
+        address,
+        "--report",
+        "ray",
+    )
+    assert remote.returncode == 1, remote.stderr
+    assert len((controllers / "kills.log").read_text().splitlines()) == TRIES
+    (entry,) = json.loads((controllers / "ray" / "results.json").read_text())["runs"]
+    assert entry["error"] == lost_message(TRIES, "WorkerCrashedError")
+    assert entry["error_kind"] == "controller"
