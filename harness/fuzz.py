@@ -3,14 +3,19 @@
 :func:`search` runs a Hypothesis ``@given`` test programmatically over
 :func:`retrychaos.testing.scenarios` (or any strategy of scenarios): every example
 is one case (scenario x controller x the fuzzing seed) judged by every
-invariant that applies. The search is seeded (``hypothesis.seed``) and uses no
-example database, so the same controller, budget and seed explore the same
-scenarios in the same order. When a case fails, Hypothesis shrinks the
-scenario to the smallest one that still fails; :func:`write_report` writes it
-as a scenario file, re-runs it *from that file* (so the replay command is
-known to work) and records that run in ``results.json`` with its trace.
+invariant that applies. The search is seeded (``hypothesis.seed``), so the
+same controller, budget and seed explore the same scenarios in the same order.
+It uses no example database unless given one (``retrychaos fuzz --db``,
+:mod:`retrychaos.fuzz_db`): then the failures saved there, by this machine or
+another, replay before anything is generated, and what it finds is saved.
+When a case fails, Hypothesis shrinks the scenario to the smallest one that
+still fails; :func:`write_report` writes it as a scenario file, re-runs it
+*from that file* (so the replay command is known to work) and records that
+run in ``results.json`` with its trace (:func:`write_reports`: several
+searches' failures in one report).
 
-``retrychaos fuzz`` is :func:`run` behind a thin command.
+``retrychaos fuzz`` is :func:`run` behind a thin command; several searches at
+once (``--workers``, ``--executor ray``) are :mod:`retrychaos.campaign`'s.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from hypothesis import Verbosity, given, settings
+from hypothesis import Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
@@ -38,13 +43,22 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
+    from hypothesis.database import ExampleDatabase
     from hypothesis.strategies import SearchStrategy
 
     from .controllers.registry import ControllerRef
     from .runner import CaseResult
     from .world.spec import Scenario
 
-__all__ = ["DEFAULT_EXAMPLES", "FuzzOutcome", "FuzzReport", "run", "search", "write_report"]
+__all__ = [
+    "DEFAULT_EXAMPLES",
+    "FuzzOutcome",
+    "FuzzReport",
+    "run",
+    "search",
+    "write_report",
+    "write_reports",
+]
 
 DEFAULT_EXAMPLES: Final = 200
 """Generated scenarios ``retrychaos fuzz`` tries by default."""
@@ -104,10 +118,12 @@ def search(
     seed: int = 0,
     strategy: SearchStrategy[Scenario] | None = None,
     watchdog_s: float = 5.0,
+    database: ExampleDatabase | None = None,
 ) -> FuzzOutcome:
     """Run up to ``examples`` generated scenarios against ``controller``; shrink a failure.
 
     Every case runs with seed ``seed``, which also seeds the search.
+    ``database``: replay the failures saved there first, and save the ones found.
     """
     if examples < 1:
         msg = f"Expected examples >= 1 but got examples={examples!r}"
@@ -126,6 +142,11 @@ def search(
         raise _CaseFailed
 
     test = given(scenarios() if strategy is None else strategy)(case)
+    # Seeded before the settings are applied: ``hypothesis.seed`` turns the
+    # database off (a seeded run is meant to repeat), and settings applied
+    # after it turn the one given back on. A search with a database still
+    # repeats: the same saved examples first, then the same generated ones.
+    test = hypothesis_seed(seed)(test)
     # The randomized profile: no database, generate and shrink only, and no
     # health check. The test is ours and fixed; only the controller varies. A
     # health check (slow generation, a controller slow in real time) would end
@@ -136,8 +157,11 @@ def search(
         report_multiple_bugs=False,
         print_blob=False,
         verbosity=Verbosity.quiet,
+        database=database,
+        phases=PROFILES["randomized"].phases
+        if database is None
+        else (Phase.reuse, Phase.generate, Phase.shrink),
     )(test)
-    test = hypothesis_seed(seed)(test)
     with contextlib.suppress(_CaseFailed, Flaky):
         test()
     failing = state["failing"]
@@ -182,39 +206,65 @@ def write_report(outcome: FuzzOutcome, report_dir: Path) -> FuzzReport:
     Raises:
         ValueError: ``outcome`` found nothing.
     """
-    if outcome.scenario is None:
-        msg = "Expected a FuzzOutcome that found a failing scenario but got found=False"
+    (report,) = write_reports([outcome], report_dir)
+    return report
+
+
+def write_reports(outcomes: Sequence[FuzzOutcome], report_dir: Path) -> list[FuzzReport]:
+    """:func:`write_report` for several searches' failures, into one report.
+
+    Each shrunk scenario gets its own file (named by controller and seed)
+    and its own run in the one ``results.json``, in the order given.
+
+    Raises:
+        ValueError: an outcome found nothing.
+    """
+    if not outcomes or any(o.scenario is None for o in outcomes):
+        msg = "Expected FuzzOutcomes that found a failing scenario but got found=False"
         raise ValueError(msg)
     report_dir.mkdir(parents=True, exist_ok=True)
-    name = scenario_name(outcome.controller.name, outcome.seed)
-    path = report_dir / f"{name}.yaml"
-    shrunk = dataclasses.replace(
-        outcome.scenario, name=name, description=_description(outcome), source=None, suite=""
-    )
-    write_scenario(shrunk, path)
-    loaded = load_scenario(path)
-    replayed = run_case(loaded, outcome.controller, outcome.seed)
-    command = run_command(replayed) or ""
-    document = write_results(report_dir, [replayed], report_meta([loaded]))
-    for entry in document["runs"]:
+    files, loaded, replayed = [], [], []
+    for outcome in outcomes:
+        assert outcome.scenario is not None  # noqa: S101 (checked above)
+        name = scenario_name(outcome.controller.name, outcome.seed)
+        path = report_dir / f"{name}.yaml"
+        shrunk = dataclasses.replace(
+            outcome.scenario, name=name, description=_description(outcome), source=None, suite=""
+        )
+        write_scenario(shrunk, path)
+        files.append(path)
+        loaded.append(load_scenario(path))
+        replayed.append(run_case(loaded[-1], outcome.controller, outcome.seed))
+    document = write_results(report_dir, replayed, report_meta(loaded))
+    commands = [run_command(r) or "" for r in replayed]
+    for entry, outcome, path, result, command in zip(
+        document["runs"], outcomes, files, replayed, commands, strict=True
+    ):
         entry["fuzz"] = {
             "examples": outcome.examples,
             "budget": outcome.budget,
             "shrunk_scenario": str(path),
             "command": command,
-            "reproduced": failed(replayed),
+            "reproduced": failed(result),
         }
     results_file = report_dir / "results.json"
     results_file.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     render_reports(report_dir, document)
-    trace = document["runs"][0].get("trace")
-    return FuzzReport(
-        scenario_file=path,
-        results_file=results_file,
-        trace_file=report_dir / trace if isinstance(trace, str) else None,
-        command=command,
-        result=replayed,
-    )
+    reports = []
+    for entry, path, result, command in zip(
+        document["runs"], files, replayed, commands, strict=True
+    ):
+        trace = entry.get("trace")
+        reports.append(
+            FuzzReport(
+                scenario_file=path,
+                results_file=results_file,
+                trace_file=report_dir / trace if isinstance(trace, str) else None,
+                command=command,
+                result=result,
+            )
+        )
+    return reports
 
 
 def _size(scenario: Scenario) -> str:
@@ -237,12 +287,14 @@ def run(
     watchdog_s: float = 5.0,
     strategy: SearchStrategy[Scenario] | None = None,
     invariants: Sequence[str] | None = None,
+    database: ExampleDatabase | None = None,
 ) -> int:
     """Search, write the report of a failure, tell ``echo``; return the exit code.
 
     ``invariants`` limits the check to those ids (they are listed in the
     generated scenarios, so the written file replays with the same limit);
-    ``strategy`` replaces the generated scenarios altogether.
+    ``strategy`` replaces the generated scenarios altogether; ``database``
+    replays saved failures first and saves the ones found.
 
     Exit codes as for ``retrychaos run``: 0 nothing found, 1 a violation (or a
     controller that raised, hung or blocked), 3 the harness itself failed.
@@ -251,7 +303,12 @@ def run(
         strategy = scenarios(invariants=list(invariants))
     echo(f"fuzzing {controller.name}: up to {examples} generated scenarios, seed {seed}")
     outcome = search(
-        controller, examples=examples, seed=seed, strategy=strategy, watchdog_s=watchdog_s
+        controller,
+        examples=examples,
+        seed=seed,
+        strategy=strategy,
+        watchdog_s=watchdog_s,
+        database=database,
     )
     if not outcome.found or outcome.scenario is None:
         count = outcome.examples

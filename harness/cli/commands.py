@@ -23,6 +23,7 @@ from ..scenario import json_schema
 from ..scenario.library import library_path
 from ..seeds import parse_seeds
 from .common import check_controllers, load_scenarios
+from .executor import ADDRESS_HELP, EXECUTOR_HELP, check_executor, cluster
 from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, say, tell, usage_error
 from .selection import select
 
@@ -140,11 +141,33 @@ def fuzz(
             show_default=False,
         ),
     ] = None,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            help="Hypothesis example database to share failures through: a folder, or "
+            "redis://HOST:PORT/N for several machines; saved failures replay first.",
+            metavar="DIR|URL",
+            show_default=False,
+        ),
+    ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(help="Independent searches, seeded --seed, --seed+1, ...; one report."),
+    ] = 1,
+    executor: Annotated[str, typer.Option(help=EXECUTOR_HELP, metavar="local|ray")] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option(help=ADDRESS_HELP, metavar="HOST:PORT", show_default=False)
+    ] = None,
 ) -> None:
     """Search generated scenarios for a violation; write the shrunk one with its replay command."""
     from .. import fuzz as engine  # noqa: PLC0415 (only `fuzz` needs Hypothesis)
+    from ..fuzz_db import REDIS_SCHEMES, namespace, open_database, shown  # noqa: PLC0415
 
-    for name, value, low in (("--examples", examples, 1), ("--seed", seed, 0)):
+    for name, value, low in (
+        ("--examples", examples, 1),
+        ("--seed", seed, 0),
+        ("--workers", workers, 1),
+    ):
         if value < low:
             usage_error(f"{name} expects a whole number >= {low}, got {value}")
     known = [inv.id for inv in INVARIANTS]
@@ -155,22 +178,50 @@ def fuzz(
         )
     if watchdog <= 0:
         usage_error(f"--watchdog expects seconds > 0, got {watchdog}")
+    check_executor(executor, ray_address)
     check_controllers([controller])
-    run_dir = report or Path("reports") / dt.datetime.now(dt.UTC).strftime("fuzz-%Y%m%d-%H%M%S")
+    if db is not None and not db.startswith(REDIS_SCHEMES):
+        db = str(Path(db).resolve())  # a worker elsewhere starts in another folder
     try:
-        code = engine.run(
-            resolve(controller),
-            examples=examples,
-            seed=seed,
-            report_dir=run_dir,
-            watchdog_s=watchdog,
-            invariants=invariant,
-            echo=say,
-        )
-    except Exception as exc:  # a harness bug: exit 3 with the traceback
-        tell(f"internal error: {type(exc).__name__}: {exc}")
-        traceback.print_exc(file=sys.stderr)
-        raise typer.Exit(EXIT_INTERNAL) from None
+        database = None if db is None else open_database(db, namespace(controller, invariant))
+    except HarnessInputError as exc:
+        usage_error(str(exc))
+    if db is not None:
+        say(f"example database: {shown(db)} (failures saved there replay first)")
+    run_dir = report or Path("reports") / dt.datetime.now(dt.UTC).strftime("fuzz-%Y%m%d-%H%M%S")
+    several = workers > 1 or executor != "local"
+    with cluster(executor if several else "local", ray_address, cpus=workers) as on:
+        try:
+            if several:
+                from ..campaign import campaign  # noqa: PLC0415 (only several searches need it)
+
+                code = campaign(
+                    controller,
+                    examples=examples,
+                    seed=seed,
+                    workers=workers,
+                    report_dir=run_dir,
+                    echo=say,
+                    watchdog_s=watchdog,
+                    invariants=invariant,
+                    database=db,
+                    executor=on,
+                )
+            else:
+                code = engine.run(
+                    resolve(controller),
+                    examples=examples,
+                    seed=seed,
+                    report_dir=run_dir,
+                    watchdog_s=watchdog,
+                    invariants=invariant,
+                    echo=say,
+                    database=database,
+                )
+        except Exception as exc:  # a harness bug: exit 3 with the traceback
+            tell(f"internal error: {type(exc).__name__}: {exc}")
+            traceback.print_exc(file=sys.stderr)
+            raise typer.Exit(EXIT_INTERNAL) from None
     raise typer.Exit(code)
 
 
