@@ -126,3 +126,38 @@ def test_a_case_that_kills_its_ray_worker_every_time_fails_after_the_tries(
     (entry,) = json.loads((controllers / "ray" / "results.json").read_text())["runs"]
     assert entry["error"] == lost_message(TRIES, "WorkerCrashedError")
     assert entry["error_kind"] == "controller"
+
+
+def test_fuzz_workers_on_the_cluster_find_what_local_workers_find(ray_cluster, tmp_path):
+    """Two searches on the cluster shrink to the files and runs two local workers give."""
+    address, env = ray_cluster
+    common = ["fuzz", "-c", "naive", "--seed", "0", "--workers", "2", "--examples", "10"]
+
+    def fuzz(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(SCRIPT), *common, *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+        )
+
+    remote = fuzz("--executor", "ray", "--ray-address", address, "--report", "ray")
+    local = fuzz("--report", "local")
+    assert remote.returncode == local.returncode == 1, remote.stderr
+    assert remote.stdout.splitlines()[0] == f"executor: the Ray cluster at {address} (2 CPUs)"
+    assert remote.stdout.splitlines()[1:4] == local.stdout.splitlines()[:3]
+    for name in ("fuzz-naive-seed0.yaml", "fuzz-naive-seed1.yaml"):
+        assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+
+    def runs(folder: str) -> list[Any]:
+        document = json.loads((tmp_path / folder / "results.json").read_text())
+        return [
+            (r["scenario"], r["seed"], r["fuzz"]["examples"], r["violations"])
+            for r in document["runs"]
+        ]
+
+    assert runs("ray") == runs("local")
+    assert len(runs("ray")) == 2
