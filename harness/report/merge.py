@@ -165,7 +165,7 @@ def _check_together(parts: list[_Part]) -> None:
             msg = (
                 f"different plans: {first.folder} and {part.folder} planned different cases "
                 f"(plan {first.document['plan']} and {part.document['plan']}: other scenarios, "
-                "controllers, seeds or options); expected shards of one command, "
+                "controllers, seeds, options or their order); expected shards of one command, "
                 "differing only in --shard"
             )
             raise MergeError(msg)
