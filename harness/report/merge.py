@@ -16,13 +16,15 @@ machine read them (a run's ``source`` and ``replay``, a scenario's
 same checkout, as the jobs of a CI matrix do.
 
 Refused, with a :class:`MergeError` naming the conflict (nothing is
-written): an ``OUT`` that exists and is not empty (a merge never overwrites),
-a folder that is not a report of ``retrychaos run``, folders written by
-different retrychaos versions, an interrupted shard (``"complete":
-false``), different shard totals, shards of different plans (other
-scenarios, controllers, seeds or options), a shard given twice, a case in
-two folders, and a missing shard (``shard 2/3 missing``): a merge is of
-every shard or of none, so a merged report is always complete.
+written): an ``OUT`` that exists and is not empty (a merge never
+overwrites), a folder that is not a report of ``retrychaos run``, folders
+written by different retrychaos versions (or by another version than the
+one merging, which renders them again), an interrupted shard
+(``"complete": false``), different shard totals, shards of different plans
+(other scenarios, controllers, seeds or options, or another order), a shard
+given twice, a case in two folders, and a missing shard (``shard 2/3
+missing``): a merge is of every shard or of none, so a merged report is
+always complete.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from .errors import ReportInputError
-from .results import dump_results, load_results, replacing, write_atomic
+from .results import dump_results, load_results, replacing, retrychaos_version, write_atomic
 from .write import render_reports
 
 if TYPE_CHECKING:
@@ -144,6 +146,13 @@ def _check_together(parts: list[_Part]) -> None:
                 f"{part.folder} by {mine}; expected every shard run with one version"
             )
             raise MergeError(msg)
+    if first.document["retrychaos"] != retrychaos_version():
+        msg = (
+            f"{first.folder} was written by retrychaos {first.document['retrychaos']}, but this "
+            f"is retrychaos {retrychaos_version()}; expected to merge with the version that ran "
+            "the shards (the reports are rendered again)"
+        )
+        raise MergeError(msg)
     for part in parts:
         document = part.document
         if document.get("complete") is not True:

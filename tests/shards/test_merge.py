@@ -156,6 +156,16 @@ def test_folders_of_different_versions_are_refused(inside: Sharded) -> None:
     )
 
 
+def test_shards_of_another_version_than_the_merging_one_are_refused(inside: Sharded) -> None:
+    """Every shard of another version: merging would render them with this one, so it refuses."""
+    version = json.loads(Path("s1-3/results.json").read_text())["retrychaos"]
+    old = [_edited(inside, n, f"old-{n}", retrychaos="0.0.1") for n in SHARDS]
+    assert _refused(*old) == (
+        f"old-s1-3 was written by retrychaos 0.0.1, but this is retrychaos {version}; "
+        "expected to merge with the version that ran the shards (the reports are rendered again)"
+    )
+
+
 def test_an_interrupted_shard_is_refused(inside: Sharded) -> None:
     """A shard marked "complete": false is named as interrupted."""
     cut = _edited(inside, "s3-3", "cut", complete=False)
