@@ -19,6 +19,7 @@ from ..seeds import parse_seeds
 from ..shards import parse_shard, record_plan
 from ..suite import Case, execute, plan
 from ..world.spec import ModelPolicy  # noqa: TC001 (typer reads the annotations at run time)
+from .cases import CASE_HELP, find_case
 from .common import check_controllers, claim_report_dir, load_scenarios, project_config
 from .config import WATCHDOG_FORMS, watchdog_ok
 from .failures import failure_blocks, next_step, rule, tally_lines
@@ -278,9 +279,10 @@ def _collected(
 
 
 def replay(
+    ctx: typer.Context,
     scenario: Annotated[
-        str, typer.Option(help="Scenario name.", metavar="NAME", show_default=False)
-    ],
+        str | None, typer.Option(help="Scenario name.", metavar="NAME", show_default=False)
+    ] = None,
     controller: Annotated[
         str,
         typer.Option(
@@ -309,9 +311,17 @@ def replay(
         typer.Option(help=_MODEL_HELP, metavar="POLICY", show_default=False),
     ] = None,
     no_sdk_layer: Annotated[bool, typer.Option("--no-sdk-layer", help=_NO_SDK_HELP)] = False,
+    case: Annotated[str | None, typer.Option(help=CASE_HELP, metavar="ID")] = None,
+    report: Annotated[
+        Path | None,
+        typer.Option(help="The report folder --case looks in.", metavar="DIR", show_default=False),
+    ] = None,
 ) -> None:
     """Re-run one case and print its timeline and violations."""
     config = project_config()
+    ref = find_case(ctx, case, report or config.report)
+    scenario, controller, seed = ref.pick(scenario, controller, seed)
+    paths = paths or ref.paths
     # A name as a run with an override reported it (name+model-obedient+no-sdk) works too.
     name, named = split_name(scenario)
     override = StackOverride(
@@ -329,6 +339,7 @@ def replay(
             )
         found = narrowed[0]
     found = override.apply(found)
+    ref.check(found)
     check_controllers([controller])
     # In a worker process, as `run` runs each case: whatever the controller
     # does, it ends as this case's failure, with the words `run` gives.
