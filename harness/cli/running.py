@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from ..executors.base import Executor
     from ..runner import CaseResult
+    from ..shards import PlanRecord
     from ..world.spec import Scenario
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "run_and_report"]
@@ -70,9 +71,13 @@ def run_and_report(
     jobs: int,
     keep: bool,
     watchdog_s: float,
+    record: PlanRecord | None = None,
     executor: Executor | None = None,
 ) -> tuple[list[CaseResult], int]:
     """Run the cases, streaming results.json; write every report; return the results and exit code.
+
+    ``record``: the plan the cases come from (all of it, or a shard's part),
+    written into results.json with each case's id.
 
     Ctrl-C leaves results.json with the cases that finished, marked
     ``"complete": false``, and exits 130 (SIGTERM: the same, exit 143); a
@@ -86,7 +91,10 @@ def run_and_report(
         try:
             # The lock is the run's too: a controller that deletes it is undone.
             lock = {LOCK_NAME: f"{os.getpid()}\n"}
-            stream = ResultsStream(run_dir, report_meta(scenarios), adopt=lock)
+            meta = report_meta(scenarios) | ({} if record is None else record.meta())
+            stream = ResultsStream(
+                run_dir, meta, adopt=lock, cases=None if record is None else record.ids
+            )
             stream.flush()
             results = _execute(
                 cases,
