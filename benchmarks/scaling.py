@@ -13,7 +13,11 @@ result back (``time.perf_counter``). The local executor never starts more
 worker processes than the machine has CPUs (``processes`` in the table says
 how many ran). Starting the Ray instance is timed apart (``start_s``), as a
 cluster that is already up would not pay it. Speed-up is
-against ``--jobs 1``; cases per second is cases over that time.
+against ``--jobs 1``; cases per second is cases over that time. ``cpu_s``
+is the CPU time of this process and its local workers over the run (user
+and system, ``getrusage``): on a machine shared with other work it is the
+figure that does not depend on what else runs; a Ray instance's workers are
+not this process's children, so a Ray row has none.
 
 Every configuration must give the same verdicts, case by case (exit 1 if
 not): scaling out changes where cases run, never what they find.
@@ -29,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import sys
 import time
 from pathlib import Path
@@ -56,11 +61,20 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-def _measure(cases: list[Any], **how: Any) -> tuple[float, list[tuple[str, int, bool]]]:
-    started = time.perf_counter()
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its children that have ended (local workers)."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _measure(cases: list[Any], **how: Any) -> tuple[float, float, list[tuple[str, int, bool]]]:
+    started, cpu = time.perf_counter(), _cpu_s()
     results = execute(cases, keep_failing=False, **how)
-    took = time.perf_counter() - started
-    return took, [(r.scenario, r.seed, r.passed) for r in results]
+    took, cpu = time.perf_counter() - started, _cpu_s() - cpu
+    return took, cpu, [(r.scenario, r.seed, r.passed) for r in results]
 
 
 def main() -> int:
@@ -78,10 +92,16 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     verdicts: dict[str, list[tuple[str, int, bool]]] = {}
     for jobs in range(1, args.max_jobs + 1):
-        took, verdicts[f"local-{jobs}"] = _measure(cases, jobs=jobs)
+        took, cpu, verdicts[f"local-{jobs}"] = _measure(cases, jobs=jobs)
         processes = min(jobs, len(cases), os.cpu_count() or 1)  # as the local executor caps it
         rows.append(
-            {"executor": "local", "workers": jobs, "processes": processes, "wall_s": round(took, 2)}
+            {
+                "executor": "local",
+                "workers": jobs,
+                "processes": processes,
+                "wall_s": round(took, 2),
+                "cpu_s": round(cpu, 2),
+            }
         )
     if args.ray:
         from retrychaos.executors import connect_ray  # noqa: PLC0415 (the [ray] extra)
@@ -91,7 +111,8 @@ def main() -> int:
         start_s = time.perf_counter() - started
         cluster_cpus = cluster.cpus
         try:
-            took, verdicts["ray"] = _measure(cases, executor=cluster)
+            # The Ray workers are not this process's children: their CPU is not counted.
+            took, _cpu, verdicts["ray"] = _measure(cases, executor=cluster)
         finally:
             cluster.close()
         rows.append(
@@ -105,13 +126,15 @@ def main() -> int:
         )
     one = rows[0]["wall_s"]
     _say(
-        f"{'executor':<8} {'workers':>7} {'procs':>5} {'wall_s':>8} {'cases/s':>8} {'speed-up':>8}"
+        f"{'executor':<8} {'workers':>7} {'procs':>5} {'wall_s':>8} {'cpu_s':>7} "
+        f"{'cases/s':>8} {'speed-up':>8}"
     )
     for row in rows:
         row["cases_per_s"] = round(len(cases) / row["wall_s"], 2)
         row["speedup"] = round(one / row["wall_s"], 2)
         _say(
             f"{row['executor']:<8} {row['workers']:>7} {row['processes']:>5} {row['wall_s']:>8.2f} "
+            f"{row.get('cpu_s', '-'):>7} "
             f"{row['cases_per_s']:>8.2f} {row['speedup']:>7.2f}x"
             + (f"  (+{row['start_s']:.1f} s to start Ray)" if "start_s" in row else "")
         )
