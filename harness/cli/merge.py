@@ -23,6 +23,7 @@ def merge(
         list[Path],
         typer.Argument(
             help="The report folders of every shard (`run --shard K/N --report DIR`).",
+            metavar="DIR",
             show_default=False,
         ),
     ],

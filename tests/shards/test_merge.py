@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from retrychaos.report.merge import MergeError, merge
+from retrychaos.scenario import load_paths
+from retrychaos.suite import case_id, plan
 
 if TYPE_CHECKING:
     from .conftest import Sharded
@@ -67,11 +69,15 @@ def test_the_merged_shards_are_the_whole_run_outside_wall_times(
 
 
 def test_each_shard_records_its_part_and_the_whole_plan(sharded: Sharded) -> None:
-    """A shard's results.json says which shard it is, how many cases it and the plan hold."""
+    """results.json gives each run its case_id() and index; a shard says its part of the plan."""
     whole = json.loads((sharded.folder("whole") / "results.json").read_text())
     assert whole["shard"] is None
     assert whole["planned"] == len(whole["runs"]) == 8
     assert [r["index"] for r in whole["runs"]] == list(range(8))
+    scenarios, errors = load_paths([sharded.folder("scenarios")])
+    assert errors == []
+    cases = plan(scenarios, ["reference", "naive"], [1, 2])
+    assert [r["case"] for r in whole["runs"]] == [case_id(c) for c in cases]
     seen = []
     for k, name in enumerate(SHARDS, start=1):
         document = json.loads((sharded.folder(name) / "results.json").read_text())
