@@ -21,8 +21,8 @@ EXECUTOR_HELP: Final = (
     "(pip install 'retrychaos[ray]'; see docs/cluster.md)."
 )
 ADDRESS_HELP: Final = (
-    "The Ray cluster to join, HOST:PORT (default: RAY_ADDRESS, else a local Ray instance "
-    "of --jobs CPUs)."
+    "The Ray cluster to join, HOST:PORT (default: RAY_ADDRESS, else a Ray instance started "
+    "on this machine)."
 )
 
 
