@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,26 +33,31 @@ def run(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProce
     )
 
 
-def untimed(value: Any) -> Any:
-    """``value`` without its wall-time fields (``wall_s``), recursively."""
-    if isinstance(value, dict):
-        return {k: untimed(v) for k, v in value.items() if k != "wall_s"}
-    if isinstance(value, list):
-        return [untimed(v) for v in value]
-    return value
+_WALL = re.compile(r'"wall_s": [0-9.e-]+')
+_TIME = re.compile(r'(<testsuites? [^>]*)time="[0-9.]+"')
+
+
+def without_wall_times(name: str, data: bytes) -> bytes:
+    """``data`` with the documented wall-time fields zeroed (nothing else touched)."""
+    text = data.decode("utf-8")
+    if name == "results.json":
+        text = _WALL.sub('"wall_s": 0', text)
+    if name == "junit.xml":
+        text = _TIME.sub(r'\1time="0"', text)
+    return text.encode("utf-8")
 
 
 def assert_same_report(one: Path, two: Path) -> None:
-    """results.json (wall time aside), summary.md and every trace are the same."""
-    first = json.loads((one / "results.json").read_text())
-    second = json.loads((two / "results.json").read_text())
-    assert first["complete"] is True
-    assert untimed(first) == untimed(second)
-    assert (one / "summary.md").read_bytes() == (two / "summary.md").read_bytes()
-    traces = sorted(p.name for p in (one / "traces").iterdir())
-    assert traces == sorted(p.name for p in (two / "traces").iterdir())
-    for name in traces:
-        assert (one / "traces" / name).read_bytes() == (two / "traces" / name).read_bytes(), name
+    """Every file of the two report folders is the same byte for byte, wall times aside."""
+    assert json.loads((one / "results.json").read_text())["complete"] is True
+    first = {p.relative_to(one).as_posix(): p for p in sorted(one.rglob("*")) if p.is_file()}
+    second = {p.relative_to(two).as_posix(): p for p in sorted(two.rglob("*")) if p.is_file()}
+    assert sorted(first) == sorted(second)
+    assert any(name.startswith("traces/") for name in first)
+    for name, path in first.items():
+        assert without_wall_times(name, path.read_bytes()) == without_wall_times(
+            name, second[name].read_bytes()
+        ), name
 
 
 def test_a_cluster_run_writes_the_report_a_local_run_writes(ray_cluster, controllers):
@@ -83,6 +89,32 @@ def test_a_cluster_run_writes_the_report_a_local_run_writes(ray_cluster, control
             "never end its process"
         )
     }
+
+
+def test_shards_run_on_the_cluster_merge_into_the_local_run(ray_cluster, controllers):
+    """Two shards run on Ray, merged, are a local --jobs 1 run of every case, file for file."""
+    address, env = ray_cluster
+    chosen = ["-c", "reference", "-c", "naive", "--seeds", "2"]
+    local = run(controllers, env, *chosen, "--report", "whole")
+    assert local.returncode == 1, local.stderr
+    for k in (1, 2):
+        shard = run(
+            controllers, env, *chosen, "--shard", f"{k}/2", "--executor", "ray",
+            "--ray-address", address, "--report", f"shard{k}",
+        )  # fmt: skip
+        assert shard.returncode in {0, 1}, shard.stderr
+    merged = subprocess.run(
+        [str(SCRIPT), "merge", "shard2", "shard1", "--report", "merged"],
+        cwd=controllers,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert merged.returncode == 1, merged.stderr
+    assert merged.stdout.splitlines()[0] == "merged 2 report folders: 12 cases"
+    assert_same_report(controllers / "whole", controllers / "merged")
 
 
 def test_a_killed_ray_workers_case_runs_again_elsewhere(ray_cluster, controllers):
