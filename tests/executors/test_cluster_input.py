@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
+
+from click.testing import Result
+from typer.testing import CliRunner
+
+from retrychaos.cli import app
 
 SCRIPT = Path(sys.executable).with_name("retrychaos")
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "transient" / "burst-503-clears.yaml"
@@ -30,18 +36,26 @@ def run(
     )
 
 
+def invoke(tmp_path: Path, *args: str) -> Result:
+    """``retrychaos run SCENARIO ARGS`` in this process, from ``tmp_path`` (no cluster needed)."""
+    with contextlib.chdir(tmp_path):
+        return CliRunner().invoke(
+            app, ["run", str(SCENARIO), "--seed", "1", "--report", "out", *args]
+        )
+
+
 def test_an_unknown_executor_exits_2_naming_the_choices(tmp_path):
     """--executor dask exits 2 before anything runs."""
-    done = run(tmp_path, "--executor", "dask")
-    assert done.returncode == 2
+    done = invoke(tmp_path, "--executor", "dask")
+    assert done.exit_code == 2
     assert done.stderr == "error: --executor expects local or ray, got 'dask'\n"
     assert not (tmp_path / "out").exists()
 
 
 def test_a_ray_address_without_the_ray_executor_exits_2(tmp_path):
     """--ray-address alone would be ignored: it exits 2 and says to add --executor ray."""
-    done = run(tmp_path, "--ray-address", "127.0.0.1:6379")
-    assert done.returncode == 2
+    done = invoke(tmp_path, "--ray-address", "127.0.0.1:6379")
+    assert done.exit_code == 2
     assert done.stderr == "error: --ray-address names a Ray cluster: give it with --executor ray\n"
 
 
@@ -62,8 +76,8 @@ def test_an_unreachable_cluster_exits_2_with_what_to_do(tmp_path):
 
 def test_an_address_that_is_no_address_exits_2_with_the_forms(tmp_path):
     """RAY_ADDRESS-style text without a port exits 2 naming the expected forms."""
-    done = run(tmp_path, "--executor", "ray", "--ray-address", "headnode")
-    assert done.returncode == 2
+    done = invoke(tmp_path, "--executor", "ray", "--ray-address", "headnode")
+    assert done.exit_code == 2
     assert done.stderr == (
         "error: Expected a Ray cluster address HOST:PORT (or ray://HOST:PORT, or auto) "
         "but got address='headnode'\n"
