@@ -5,6 +5,7 @@
     HarnessError
     ├── HarnessInputError          bad input from the user: exit code 2
     │   ├── ControllerLoadError    --controller names nothing loadable
+    │   ├── McpUnavailable         a scenario serves tools over MCP, the mcp SDK is missing
     │   ├── ReportInputError       a report folder's results.json or trace is unreadable
     │   └── ScenarioError          a scenario file is invalid (every issue, with file and line)
     ├── RunAborted                 a run could not finish; the controller is to blame
@@ -40,9 +41,9 @@ an error of the harness::
                                    (retrychaos.scenario.yamlio), translated into a
                                    ScenarioError at once
 
-``ReportInputError`` lives in :mod:`retrychaos.report.errors` and
-``ScenarioError`` in :mod:`retrychaos.scenario.errors`, next to the code that
-raises them.
+``ReportInputError`` lives in :mod:`retrychaos.report.errors`,
+``ScenarioError`` in :mod:`retrychaos.scenario.errors` and ``McpUnavailable``
+in :mod:`retrychaos.mcp.require`, next to the code that raises them.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import typer
 
 from ..controllers.registry import resolve
 from ..errors import HarnessInputError
+from ..mcp import mcp_tools, require_mcp
 from ..scenario import load_paths
 from ..scenario.library import library_path
 from ..scenario.load import MAX_PLANNED_CALLS
@@ -61,6 +62,12 @@ def load_scenarios(
         raise typer.Exit(EXIT_USAGE)
     if not scenarios:
         usage_error(f"no scenario files (*.yaml) under {', '.join(map(str, chosen))}")
+    for scenario in scenarios:
+        if mcp_tools(scenario):
+            try:
+                require_mcp(f"scenario {scenario.name!r}")
+            except HarnessInputError as exc:
+                usage_error(str(exc))
     return scenarios
 
 

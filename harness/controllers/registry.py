@@ -96,6 +96,10 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.frameworks.langchain:factory",
         "a LangChain v1 create_agent with ToolRetryMiddleware() defaults: 2 retries, any error",
     ),
+    "mcp-session": (
+        "retrychaos.controllers.mcp.session:factory",
+        "a plain mcp ClientSession per attempt, the reference controller around call_tool",
+    ),
     "openai-sdk": (
         "retrychaos.controllers.frameworks.openai_sdk:factory",
         "the openai SDK's client.post to the tool, its default max_retries=2 (httpx2)",
