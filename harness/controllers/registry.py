@@ -100,6 +100,18 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.mcp.session:factory",
         "a plain mcp ClientSession per attempt, the reference controller around call_tool",
     ),
+    "openai-agents-mcp": (
+        "retrychaos.controllers.mcp.openai_agents:factory",
+        "an openai-agents Agent on MCPServerStreamableHttp(max_retry_attempts=3)",
+    ),
+    "openai-agents-mcp-default": (
+        "retrychaos.controllers.mcp.openai_agents:factory_default",
+        "an openai-agents Agent on MCPServerStreamableHttp at its defaults (no retries)",
+    ),
+    "pydantic-ai-mcp": (
+        "retrychaos.controllers.mcp.pydantic_ai:factory",
+        "a pydantic-ai Agent with an MCPToolset at its defaults (tool errors become ModelRetry)",
+    ),
     "openai-sdk": (
         "retrychaos.controllers.frameworks.openai_sdk:factory",
         "the openai SDK's client.post to the tool, its default max_retries=2 (httpx2)",

@@ -3,7 +3,7 @@
 ::
 
     async def attempt(args, idempotency_key=None):
-        async with streamable_http_client(url, http_client=client) as (read, write, _):
+        async with streamable_http_client(url, http_client=client) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 return await session.call_tool(name, args, meta={"idempotency_key": key})
