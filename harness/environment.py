@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .audit import audit_checker
 from .contract import Env
 from .controllers.registry import controller_family
-from .mcp import start_serving
+from .mcp import speaks_mcp, start_serving
 
 if TYPE_CHECKING:
     from .controllers.registry import ControllerRef
@@ -28,7 +28,10 @@ async def run_environment(
     services: Services,
     recorder: Recorder,
 ) -> Env:
-    """The controller's ``env``, its MCP server started if the scenario serves tools over MCP.
+    """The controller's ``env``, its MCP server started if the run serves tools over MCP.
+
+    It does when the scenario marks tools ``protocol: mcp``, and serves every
+    tool when the controller's factory declares ``protocol = "mcp"``.
 
     The MCP server runs until the run ends (the run's end cancels it, as it
     does every task left).
@@ -42,5 +45,7 @@ async def run_environment(
         audit_sink=audit_checker(recorder),
         family=controller_family(controller.name, controller.factory),
     )
-    env._attach_mcp(await start_serving(scenario, services, recorder))  # noqa: SLF001 (the harness's own hook)
+    every_tool = speaks_mcp(controller.factory)
+    mcp = await start_serving(scenario, services, recorder, every_tool=every_tool)
+    env._attach_mcp(mcp)  # noqa: SLF001 (the harness's own hook)
     return env

@@ -101,15 +101,15 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "a plain mcp ClientSession per attempt, the reference controller around call_tool",
     ),
     "openai-agents-mcp": (
-        "retrychaos.controllers.mcp.openai_agents:factory",
+        "retrychaos.controllers.mcp.openai_agents:OpenAiAgentsMcpController",
         "an openai-agents Agent on MCPServerStreamableHttp(max_retry_attempts=3)",
     ),
     "openai-agents-mcp-default": (
-        "retrychaos.controllers.mcp.openai_agents:factory_default",
+        "retrychaos.controllers.mcp.openai_agents:OpenAiAgentsMcpDefault",
         "an openai-agents Agent on MCPServerStreamableHttp at its defaults (no retries)",
     ),
     "pydantic-ai-mcp": (
-        "retrychaos.controllers.mcp.pydantic_ai:factory",
+        "retrychaos.controllers.mcp.pydantic_ai:PydanticAiMcpController",
         "a pydantic-ai Agent with an MCPToolset at its defaults (tool errors become ModelRetry)",
     ),
     "openai-sdk": (

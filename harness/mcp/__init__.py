@@ -6,7 +6,7 @@ See ``docs/mcp.md``: :mod:`.world` (the run's server and its clients),
 """
 
 from .require import INSTALL_HINT, McpUnavailable, require_mcp
-from .world import MCP_URL, McpWorld, mcp_tools, start_serving
+from .world import MCP_URL, McpWorld, mcp_tools, speaks_mcp, start_serving
 
 __all__ = [
     "INSTALL_HINT",
@@ -15,5 +15,6 @@ __all__ = [
     "McpWorld",
     "mcp_tools",
     "require_mcp",
+    "speaks_mcp",
     "start_serving",
 ]

@@ -19,10 +19,24 @@ if TYPE_CHECKING:
     from ..world.services import Services
     from ..world.spec import Scenario
 
-__all__ = ["MCP_URL", "McpWorld", "mcp_tools", "start_serving"]
+__all__ = ["MCP_URL", "McpWorld", "mcp_tools", "speaks_mcp", "start_serving"]
 
 MCP_URL = "http://mcp.tools.test/mcp"
 """Where the run's MCP server answers (never resolvable outside a run)."""
+
+
+def speaks_mcp(*declarers: Any) -> bool:
+    """Whether the first declarer with a ``protocol`` attribute declares ``"mcp"``.
+
+    A controller whose client speaks MCP only (an agent framework's MCP
+    server object) declares ``protocol = "mcp"`` on its factory: the run then
+    serves every tool of any scenario over MCP.
+    """
+    for declarer in declarers:
+        protocol = getattr(declarer, "protocol", None)
+        if protocol is not None:
+            return bool(protocol == "mcp")
+    return False
 
 
 def mcp_tools(scenario: Scenario) -> list[str]:
@@ -90,14 +104,16 @@ class McpWorld:
 
 
 async def start_serving(
-    scenario: Scenario, services: Services, recorder: Recorder
+    scenario: Scenario, services: Services, recorder: Recorder, *, every_tool: bool = False
 ) -> McpWorld | None:
-    """Start the scenario's MCP server on the running loop (None: it has no MCP tool).
+    """Start the scenario's MCP server on the running loop (None: it serves no tool).
 
-    The session manager runs in a task of its own until :meth:`McpWorld.stop`
-    (or until the run's end cancels what is left).
+    ``every_tool``: serve every tool over MCP (the controller speaks MCP
+    only), not just those the scenario marks ``protocol: mcp``. The session
+    manager runs in a task of its own until :meth:`McpWorld.stop` (or until
+    the run's end cancels what is left).
     """
-    names = mcp_tools(scenario)
+    names = [spec.name for spec in scenario.world.tools] if every_tool else mcp_tools(scenario)
     if not names:
         return None
     world = McpWorld(services, names, recorder)

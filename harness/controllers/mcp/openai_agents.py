@@ -11,7 +11,8 @@
 As the SDK's documentation shows it: the server object is opened around
 the run, its ``timeout`` the contract's ``attempt_timeout_s``, and
 ``max_retry_attempts=3`` (``openai-agents-mcp``) or the default 0
-(``openai-agents-mcp-default``). Its retry loop
+(``openai-agents-mcp-default``). The factories are the classes, declaring
+``protocol = "mcp"``: the run serves every tool of a scenario over MCP. Its retry loop
 (``_MCPServerWithClientSession._run_with_retries``) retries any exception
 from ``call_tool`` after ``retry_backoff_seconds_base * 2**n`` seconds, with
 no jitter, no status check and no key of its own; those retries are
@@ -37,18 +38,24 @@ except ImportError as exc:
 
 from ..frameworks.openai_agents import ScriptedModel
 
-__all__ = ["OpenAiAgentsMcpController", "factory", "factory_default"]
+__all__ = ["OpenAiAgentsMcpController", "OpenAiAgentsMcpDefault"]
 
 
 class OpenAiAgentsMcpController:
-    """One ``Runner.run`` per invocation, its tools an ``MCPServerStreamableHttp``'s."""
+    """``openai-agents-mcp``: one ``Runner.run`` per invocation, ``max_retry_attempts=3``.
+
+    Its tools are an ``MCPServerStreamableHttp``'s, so the run serves every
+    tool over MCP (``protocol = "mcp"``).
+    """
 
     client_family = "httpx2"
+    protocol = "mcp"
+    max_retry_attempts = 3
 
-    def __init__(self, env: Any, *, max_retry_attempts: int) -> None:
-        """Reach ``env``'s MCP server, the server object retrying ``max_retry_attempts`` times."""
+    def __init__(self, env: Any) -> None:
+        """Reach ``env``'s MCP server."""
         self._env = env
-        self._retries = max_retry_attempts
+        self._retries = self.max_retry_attempts
         self._model = ScriptedModel()
 
     def _client(
@@ -87,11 +94,7 @@ class OpenAiAgentsMcpController:
         return read_output(str(result.final_output))
 
 
-def factory(env: Any) -> OpenAiAgentsMcpController:
-    """Factory for ``openai-agents-mcp``: ``max_retry_attempts=3``."""
-    return OpenAiAgentsMcpController(env, max_retry_attempts=3)
+class OpenAiAgentsMcpDefault(OpenAiAgentsMcpController):
+    """``openai-agents-mcp-default``: the same, ``max_retry_attempts`` at its default (0)."""
 
-
-def factory_default(env: Any) -> OpenAiAgentsMcpController:
-    """Factory for ``openai-agents-mcp-default``: ``max_retry_attempts`` at its default (0)."""
-    return OpenAiAgentsMcpController(env, max_retry_attempts=0)
+    max_retry_attempts = 0

@@ -34,13 +34,18 @@ except ImportError as exc:
 
 from ..frameworks.pydantic_ai import scripted_model
 
-__all__ = ["PydanticAiMcpController", "factory"]
+__all__ = ["PydanticAiMcpController"]
 
 
 class PydanticAiMcpController:
-    """One pydantic-ai agent run per invocation, its tools an ``MCPToolset``'s."""
+    """``pydantic-ai-mcp``: one agent run per invocation, its tools an ``MCPToolset``'s.
+
+    The factory is the class, declaring ``protocol = "mcp"``: the run serves
+    every tool of a scenario over MCP.
+    """
 
     client_family = "httpx2"
+    protocol = "mcp"
 
     def __init__(self, env: Any) -> None:
         """Reach ``env``'s MCP server."""
@@ -59,8 +64,3 @@ class PydanticAiMcpController:
         finally:
             end_counted_invocation(token)
         return read_output(result.output)
-
-
-def factory(env: Any) -> PydanticAiMcpController:
-    """Factory for the ``pydantic-ai-mcp`` built-in controller."""
-    return PydanticAiMcpController(env)
