@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from retrychaos.controllers.registry import resolve
+from retrychaos.report.timeline import build_timeline
 from retrychaos.runner import run_case
 from retrychaos.scenario import load_scenario
 from retrychaos.world.trace import dumps
@@ -53,3 +54,14 @@ def test_an_mcp_run_is_byte_identical_for_the_same_seed():
     second = run_case(scenario, resolve("mcp-session"), 5)
     assert dumps(first.events or []) == dumps(second.events or [])
     assert any(e.kind == "mcp" for e in first.events or [])
+
+
+def test_the_timeline_labels_an_mcp_attempt_with_its_json_rpc_method():
+    """Each MCP attempt is a mark on the timeline, its tooltip naming the JSON-RPC method."""
+    scenario = load_scenario(SUITE / "mcp-rate-limited-retry-after.yaml")
+    result = run_case(scenario, resolve("mcp-session"), 1)
+    timeline = build_timeline(result.events or [], result.violations)
+    assert [(m.label, m.detail.splitlines()[0]) for m in timeline.marks] == [
+        ("429", "MCP tools/call: attempt 1 of a0-t0-c0 on search_docs (first attempt)"),
+        ("200", "MCP tools/call: attempt 2 of a0-t0-c0 on search_docs (controller retry)"),
+    ]
