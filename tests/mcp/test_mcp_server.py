@@ -161,16 +161,15 @@ def test_without_the_sdk_mcp_is_refused_with_the_pip_command(monkeypatch):
     )
 
 
-def test_the_command_exits_2_on_an_mcp_scenario_without_the_extra(tmp_path):
-    """`retrychaos run` on an MCP scenario with no importable mcp exits 2 naming the pip command."""
+def _without_mcp(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the command where ``import mcp`` fails, as it does without the extra."""
     fake = tmp_path / "fake" / "mcp"
-    fake.mkdir(parents=True)
+    fake.mkdir(parents=True, exist_ok=True)
     (fake / "__init__.py").write_text(
         "raise ModuleNotFoundError(\"No module named 'mcp'\", name='mcp')\n", encoding="utf-8"
     )
-    suite = ROOT / "scenarios" / "mcp" / "mcp-session-lost.yaml"
-    outcome = subprocess.run(
-        [sys.executable, "-m", "retrychaos", "run", str(suite), "--controller", "reference"],
+    return subprocess.run(
+        [sys.executable, "-m", "retrychaos", *args],
         cwd=tmp_path,
         env={"PYTHONPATH": str(tmp_path / "fake"), "NO_COLOR": "1", "PATH": ""},
         capture_output=True,
@@ -178,9 +177,23 @@ def test_the_command_exits_2_on_an_mcp_scenario_without_the_extra(tmp_path):
         timeout=120,
         check=False,
     )
+
+
+def test_the_command_exits_2_on_an_mcp_scenario_without_the_extra(tmp_path):
+    """`retrychaos run` on an MCP scenario with no importable mcp exits 2 naming the pip command."""
+    suite = ROOT / "scenarios" / "mcp" / "mcp-session-lost.yaml"
+    outcome = _without_mcp(tmp_path, "run", str(suite), "--controller", "reference")
     assert outcome.returncode == 2, outcome.stderr
     assert outcome.stderr.strip().splitlines()[-1] == (
         "error: scenario 'mcp-session-lost' is served over MCP (protocol: mcp), which needs "
         "the 'mcp' package, which cannot be imported (No module named 'mcp'); install the MCP "
         "extra: pip install 'retrychaos[mcp]'"
     )
+
+
+def test_checking_an_mcp_scenario_needs_no_sdk(tmp_path):
+    """`retrychaos check` validates an MCP scenario without the extra: only running needs it."""
+    suite = ROOT / "scenarios" / "mcp" / "mcp-session-lost.yaml"
+    outcome = _without_mcp(tmp_path, "check", str(suite))
+    assert outcome.returncode == 0, outcome.stderr
+    assert outcome.stdout.strip().splitlines()[-1] == "1 scenario(s) OK"
