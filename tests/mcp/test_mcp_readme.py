@@ -1,4 +1,4 @@
-"""The README's MCP client works as it is shown, against the run's MCP server."""
+"""The MCP client of docs/mcp.md (whose core the README quotes) works as it is shown."""
 
 from __future__ import annotations
 
@@ -10,18 +10,35 @@ from retrychaos.controllers.registry import ControllerRef
 from retrychaos.runner import run_case
 from retrychaos.scenario import scenario_from_dict
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "mcp.md"
 
 
-def test_the_readme_mcp_client_reaches_the_tool_over_a_real_session():
-    """Its one ClientSession.call_tool commits the ticket through the MCP server, once."""
-    text = README.read_text(encoding="utf-8")
+def _example() -> str:
     match = re.search(
-        r"\(`--controller my_mcp:McpClient`\):\n\n```python\n(.*?)```", text, re.DOTALL
+        r"\(`--controller my_mcp:McpClient`\):\n\n```python\n(.*?)```",
+        GUIDE.read_text(encoding="utf-8"),
+        re.DOTALL,
     )
-    assert match, "README.md lost its MCP example"
+    assert match, "docs/mcp.md lost its MCP example"
+    return match.group(1)
+
+
+def test_the_readme_quotes_the_guides_client():
+    """Every line of the README's MCP snippet is a line of the guide's whole controller."""
+    text = README.read_text(encoding="utf-8")
+    match = re.search(r"### MCP tool servers\n.*?```python\n(.*?)```", text, re.DOTALL)
+    assert match, "README.md lost its MCP snippet"
+    example = {line.strip() for line in _example().splitlines()}
+    snippet = [line.strip() for line in match.group(1).splitlines()]
+    assert [line for line in snippet if line not in example] == []
+
+
+def test_the_guides_mcp_client_reaches_the_tool_over_a_real_session():
+    """Its one ClientSession.call_tool commits the ticket through the MCP server, once."""
     module = types.ModuleType("my_mcp")
-    exec(compile(match.group(1), "my_mcp.py", "exec"), module.__dict__)  # noqa: S102
+    exec(compile(_example(), "my_mcp.py", "exec"), module.__dict__)  # noqa: S102
     ref = ControllerRef(name="my_mcp:McpClient", path="my_mcp:McpClient", factory=module.McpClient)
     scenario = scenario_from_dict(
         {
