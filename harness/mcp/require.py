@@ -26,7 +26,7 @@ def require_mcp(what: str) -> None:
     except ImportError as exc:
         missing = (exc.name or str(exc)).partition(".")[0]
         msg = (
-            f"{what} is served over MCP (protocol: mcp), which needs the {missing!r} package, "
+            f"{what} asks for MCP (protocol: mcp), which needs the {missing!r} package, "
             f"which cannot be imported ({exc}); install the MCP extra: {INSTALL_HINT}"
         )
         raise McpUnavailable(msg) from None

@@ -49,7 +49,7 @@ class McpWorld:
 
     def __init__(self, services: Services, names: list[str], recorder: Recorder) -> None:
         """Serve the tools ``names`` of ``services`` (the SDK must be installed)."""
-        require_mcp(", ".join(names))
+        require_mcp("a run serving " + ", ".join(names))
         from mcp.server.transport_security import (  # noqa: PLC0415 (the optional extra)
             TransportSecuritySettings,
         )

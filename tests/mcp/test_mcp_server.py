@@ -155,7 +155,7 @@ def test_without_the_sdk_mcp_is_refused_with_the_pip_command(monkeypatch):
     with pytest.raises(McpUnavailable) as caught:
         require_mcp("scenario 'x'")
     assert str(caught.value) == (
-        "scenario 'x' is served over MCP (protocol: mcp), which needs the 'mcp' package, "
+        "scenario 'x' asks for MCP (protocol: mcp), which needs the 'mcp' package, "
         "which cannot be imported (import of mcp.server.lowlevel halted; None in sys.modules); "
         "install the MCP extra: pip install 'retrychaos[mcp]'"
     )
@@ -185,7 +185,7 @@ def test_the_command_exits_2_on_an_mcp_scenario_without_the_extra(tmp_path):
     outcome = _without_mcp(tmp_path, "run", str(suite), "--controller", "reference")
     assert outcome.returncode == 2, outcome.stderr
     assert outcome.stderr.strip().splitlines()[-1] == (
-        "error: scenario 'mcp-session-lost' is served over MCP (protocol: mcp), which needs "
+        "error: scenario 'mcp-session-lost' asks for MCP (protocol: mcp), which needs "
         "the 'mcp' package, which cannot be imported (No module named 'mcp'); install the MCP "
         "extra: pip install 'retrychaos[mcp]'"
     )
