@@ -48,7 +48,7 @@ def test_each_mcp_controller_is_a_described_builtin(name):
 
 
 def test_openai_agents_retries_a_silent_server_past_the_deadline_as_the_framework():
-    """max_retry_attempts=3 sends 4 tools/call per invocation, the last 3 layer 'framework'."""
+    """max_retry_attempts=3 sends 4 tools/call per invocation; violations name the framework."""
     result = run("mcp/mcp-never-answers.yaml", "openai-agents-mcp")
     sent = requests(result)
     assert [(method, layer) for _, method, layer in sent] == [
@@ -62,6 +62,8 @@ def test_openai_agents_retries_a_silent_server_past_the_deadline_as_the_framewor
         "deadline_adherence",
         "no_request_amplification",
     ]
+    backoff = next(v for v in result.violations if v["invariant"] == "backoff_bounded_and_jittered")
+    assert "(framework retry)" in backoff["message"]
 
 
 def test_openai_agents_replays_an_ambiguous_payment_without_a_key():
