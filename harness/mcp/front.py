@@ -85,16 +85,19 @@ class McpFront(httpx2.AsyncBaseTransport):
         tickets: Tickets,
         recorder: Recorder,
         forget: Any,
+        known: Any,
     ) -> None:
         """Serve ``services`` (MCP tools by name) in front of the SDK's ASGI ``app``.
 
-        ``forget(session_id)`` makes the server forget a session (its id then answers 404).
+        ``forget(session_id)`` makes the server forget a session (its id then
+        answers 404); ``known(session_id)`` says whether the server has it.
         """
         self._app = httpx2.ASGITransport(app=app)
         self._services = services
         self._tickets = tickets
         self._recorder = recorder
         self._forget = forget
+        self._known = known
         self._sessions: dict[str, int] = {}
         self._lost: dict[str | None, int] = {}
 
@@ -135,6 +138,12 @@ class McpFront(httpx2.AsyncBaseTransport):
             await self._forget(session)
             response = await self._forward(request)
             self._note(request, "session_lost", method="tools/call", tool=spec.name, meta=meta)
+            return response
+        if session is not None and not self._known(session):
+            # A session the server no longer has (ended, expired): the SDK refuses
+            # the call (404) before any tool runs, so the service never sees it.
+            response = await self._forward(request)
+            self._note(request, "unknown_session", method="tools/call", tool=spec.name, meta=meta)
             return response
         args, key = _arguments(params, spec)
         read = request.extensions.get("timeout", {}).get("read")

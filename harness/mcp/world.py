@@ -67,9 +67,18 @@ class McpWorld:
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)
         )
         self.front = McpFront(
-            app, services=by_name, tickets=tickets, recorder=recorder, forget=self._forget
+            app,
+            services=by_name,
+            tickets=tickets,
+            recorder=recorder,
+            forget=self._forget,
+            known=self._known,
         )
         self.url = MCP_URL
+
+    def _known(self, session_id: str) -> bool:
+        """Whether the server still has the session ``session_id``."""
+        return session_id in self.server.session_manager._server_instances  # noqa: SLF001 (see _forget)
 
     async def _forget(self, session_id: str) -> None:
         """The server loses the session (as a restart does): its id answers 404 from now on."""

@@ -184,8 +184,9 @@ class McpData(TypedDict):
     session: int | None
     """The number of the MCP session it named (1 for the run's first), if any."""
     outcome: str
-    """``ok``, ``refused`` (a 4xx answer), ``session_lost``, ``unknown_tool``, ``reply``
-    (a client's answer to the server) or ``malformed`` (no JSON-RPC message)."""
+    """``ok``, ``refused`` (a 4xx answer), ``session_lost``, ``unknown_session``,
+    ``unknown_tool``, ``reply`` (a client's answer to the server) or ``malformed``
+    (no JSON-RPC message)."""
 
 
 EventData: TypeAlias = (

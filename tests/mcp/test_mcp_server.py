@@ -197,3 +197,44 @@ def test_checking_an_mcp_scenario_needs_no_sdk(tmp_path):
     outcome = _without_mcp(tmp_path, "check", str(suite))
     assert outcome.returncode == 0, outcome.stderr
     assert outcome.stdout.strip().splitlines()[-1] == "1 scenario(s) OK"
+
+
+class StaleSession:
+    """Calls the tool under a session id the server never gave out."""
+
+    client_family = "httpx2"
+
+    def __init__(self, env, statuses):
+        self.env = env
+        self.statuses = statuses
+
+    async def call(self, tool, args, ctx):
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": ctx.tool, "arguments": args},
+        }
+        async with self.env.mcp_http_client() as http:
+            response = await http.post(
+                self.env.mcp_url,
+                json=message,
+                headers={
+                    "Accept": "application/json, text/event-stream",
+                    "mcp-session-id": "0" * 32,
+                },
+            )
+        self.statuses.append(response.status_code)
+        return {"ok": False, "decision": "stop", "error": response.text}
+
+
+def test_a_call_on_a_session_the_server_lacks_never_reaches_the_tool():
+    """The SDK answers 404 for an unknown session; the service records no request."""
+    statuses: list[int] = []
+    factory = lambda env: StaleSession(env, statuses)  # noqa: E731
+    result = run_case(scenario(), ControllerRef(name="stale", path=__file__, factory=factory), 1)
+    assert result.error is None
+    assert statuses == [404]
+    assert [e.kind for e in result.events or [] if e.kind == "request"] == []
+    mcp = [(e.data["method"], e.data["outcome"]) for e in result.events or [] if e.kind == "mcp"]
+    assert mcp == [("tools/call", "unknown_session")]
