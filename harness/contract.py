@@ -165,6 +165,7 @@ class Env:
         self._family = family
         self._http: Any = None
         self._sync_http: Any = None
+        self._mcp: Any = None
         try:
             self._loop: Any = asyncio.get_running_loop()
         except RuntimeError:  # built outside a run: the sync accessors will say so
@@ -237,6 +238,50 @@ class Env:
         """
         timeout_s = self._contract.attempt_timeout_s
         return requests_session(self._services, self._loop, timeout_s=timeout_s, retries=retries)
+
+    def _attach_mcp(self, world: Any) -> None:
+        """Serve the run's MCP tools through ``world`` (a :class:`retrychaos.mcp.McpWorld`)."""
+        self._mcp = world
+
+    @property
+    def mcp_url(self) -> str:
+        """The run's MCP server (streamable HTTP), for ``streamable_http_client(env.mcp_url, ...)``.
+
+        Raises:
+            RuntimeError: the scenario serves no tool over MCP.
+        """
+        return str(self._mcp_world().url)
+
+    @property
+    def mcp_tools(self) -> list[str]:
+        """The names of the tools the run's MCP server serves.
+
+        Raises:
+            RuntimeError: the scenario serves no tool over MCP.
+        """
+        return list(self._mcp_world().names)
+
+    def mcp_http_client(self, *, timeout: Any = None, **kwargs: Any) -> Any:
+        """A new ``httpx2.AsyncClient`` that reaches the run's MCP server (no sockets).
+
+        Pass it as ``http_client=`` to ``mcp``'s ``streamable_http_client``;
+        ``timeout`` (an ``httpx2.Timeout`` or seconds) is the client's own,
+        ``None`` (the default) waits as long as the server takes; the other
+        keywords go to ``httpx2.AsyncClient``.
+
+        Raises:
+            RuntimeError: the scenario serves no tool over MCP.
+        """
+        return self._mcp_world().http_client(timeout=timeout, **kwargs)
+
+    def _mcp_world(self) -> Any:
+        if self._mcp is None:
+            msg = (
+                "this scenario serves no tool over MCP; expected a scenario with "
+                "'protocol: mcp' (on the scenario or on a tool)"
+            )
+            raise RuntimeError(msg)
+        return self._mcp
 
     @property
     def tools(self) -> dict[str, str]:

@@ -6,6 +6,7 @@
     ├── HarnessInputError          bad input from the user: exit code 2
     │   ├── ClusterError           --executor ray cannot start: Ray missing, cluster unreachable
     │   ├── ControllerLoadError    --controller names nothing loadable
+    │   ├── McpUnavailable         a scenario serves tools over MCP, the mcp SDK is missing
     │   ├── ReportInputError       a report folder's results.json or trace is unreadable
     │   │   └── MergeError         report folders that are not the shards of one run
     │   └── ScenarioError          a scenario file is invalid (every issue, with file and line)
@@ -42,9 +43,9 @@ an error of the harness::
                                    (retrychaos.scenario.yamlio), translated into a
                                    ScenarioError at once
 
-``ReportInputError`` lives in :mod:`retrychaos.report.errors` and
-``ScenarioError`` in :mod:`retrychaos.scenario.errors`, next to the code that
-raises them.
+``ReportInputError`` lives in :mod:`retrychaos.report.errors`,
+``ScenarioError`` in :mod:`retrychaos.scenario.errors` and ``McpUnavailable``
+in :mod:`retrychaos.mcp.require`, next to the code that raises them.
 """
 
 from __future__ import annotations

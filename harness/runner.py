@@ -34,13 +34,13 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import IO, TYPE_CHECKING, Any
 
-from .audit import audit_checker
-from .contract import Env
-from .controllers.registry import controller_family, settle_family
+from .controllers.registry import settle_family
+from .environment import run_environment
 from .errors import ControllerLoadError, RunAborted
 from .invariants.registry import check_all, exercise_of
 from .invariants.sharded import judge_in_parts
 from .invariants.verdicts import Judgement
+from .mcp import McpUnavailable
 from .metrics import compute_metrics
 from .trace_modes import (
     CALLS_PER_PART,
@@ -222,13 +222,13 @@ def simulate(
         services = Services(
             list(world.tools), recorder=recorder, clock=clock, contract=world.contract
         )
-        env = Env(
+        env = await run_environment(
+            scenario,
+            controller=controller,
             seed=seed,
-            contract=world.contract,
             clock=clock,
             services=services,
-            audit_sink=audit_checker(recorder),
-            family=controller_family(controller.name, controller.factory),
+            recorder=recorder,
         )
         recorder.emit(
             "run_start",
@@ -284,7 +284,7 @@ def simulate(
                 watchdog_s=watchdog_s,
                 real_wait_s=real_wait_s,
             )
-    except (RunAborted, ControllerLoadError) as exc:
+    except (RunAborted, ControllerLoadError, McpUnavailable) as exc:
         error, error_kind = f"{type(exc).__name__}: {exc}", "controller"
     except Exception as exc:
         error = f"internal error: {type(exc).__name__}: {exc}\n{traceback.format_exc()}"

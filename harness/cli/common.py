@@ -11,6 +11,7 @@ import typer
 
 from ..controllers.registry import resolve
 from ..errors import HarnessInputError
+from ..mcp import mcp_tools, require_mcp
 from ..scenario import load_paths
 from ..scenario.library import library_path
 from ..scenario.load import MAX_PLANNED_CALLS
@@ -46,9 +47,14 @@ def project_config() -> Config:
 
 
 def load_scenarios(
-    paths: Sequence[Path], *, max_planned_calls: int = MAX_PLANNED_CALLS
+    paths: Sequence[Path], *, max_planned_calls: int = MAX_PLANNED_CALLS, to_run: bool = True
 ) -> list[Scenario]:
-    """Load every scenario under ``paths`` (the shipped library when empty); exit 2 on errors."""
+    """Load every scenario under ``paths`` (the shipped library when empty); exit 2 on errors.
+
+    ``to_run``: the scenarios are to be run, so one served over MCP without
+    the ``mcp`` SDK exits 2 too (naming the extra); listing and validating
+    need no SDK.
+    """
     chosen = list(paths) or [library_path()]
     missing = [p for p in chosen if not p.exists()]
     if missing:
@@ -61,6 +67,12 @@ def load_scenarios(
         raise typer.Exit(EXIT_USAGE)
     if not scenarios:
         usage_error(f"no scenario files (*.yaml) under {', '.join(map(str, chosen))}")
+    for scenario in scenarios if to_run else ():
+        if mcp_tools(scenario):
+            try:
+                require_mcp(f"scenario {scenario.name!r}")
+            except HarnessInputError as exc:
+                usage_error(str(exc))
     return scenarios
 
 

@@ -96,6 +96,22 @@ BUILTINS: dict[str, tuple[str, str]] = {
         "retrychaos.controllers.frameworks.langchain:factory",
         "a LangChain v1 create_agent with ToolRetryMiddleware() defaults: 2 retries, any error",
     ),
+    "mcp-session": (
+        "retrychaos.controllers.mcp.session:factory",
+        "a plain mcp ClientSession per attempt, the reference controller around call_tool",
+    ),
+    "openai-agents-mcp": (
+        "retrychaos.controllers.mcp.openai_agents:OpenAiAgentsMcpController",
+        "an openai-agents Agent on MCPServerStreamableHttp(max_retry_attempts=3)",
+    ),
+    "openai-agents-mcp-default": (
+        "retrychaos.controllers.mcp.openai_agents:OpenAiAgentsMcpDefault",
+        "an openai-agents Agent on MCPServerStreamableHttp at its defaults (no retries)",
+    ),
+    "pydantic-ai-mcp": (
+        "retrychaos.controllers.mcp.pydantic_ai:PydanticAiMcpController",
+        "a pydantic-ai Agent with an MCPToolset at its defaults (tool errors become ModelRetry)",
+    ),
     "openai-sdk": (
         "retrychaos.controllers.frameworks.openai_sdk:factory",
         "the openai SDK's client.post to the tool, its default max_retries=2 (httpx2)",

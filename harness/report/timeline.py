@@ -76,6 +76,9 @@ def _describe(attempt: Attempt, index: TraceIndex) -> tuple[str, str, str]:
     ]
     if data.get("retry_after") is not None:
         lines.append(f"Retry-After: {data['retry_after']}")
+    method = str(request.data.get("method", ""))
+    if "/" in method:  # a JSON-RPC method: the attempt was an MCP call
+        lines[0] = f"MCP {method}: {lines[0]}"
     return category_of(outcome, status), short_label(outcome, status), "\n".join(lines)
 
 

@@ -11,15 +11,17 @@ which is what a person fixing a file needs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, NoReturn
+from typing import TYPE_CHECKING, Annotated, Final, Literal, NoReturn
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = [
+    "KEY_IN",
+    "KEY_IN_PATTERN",
     "MAX_ATTEMPTS",
     "MAX_ATTEMPT_NUMBER",
     "MAX_LAYER_RETRIES",
@@ -27,11 +29,15 @@ __all__ = [
     "MAX_SECONDS",
     "MAX_SEED",
     "MAX_TASKS_PER_AGENT",
+    "MCP_ATTEMPTS",
+    "MCP_KEY_IN",
     "MIN_RATE",
+    "PROTOCOL",
     "RULE_ERROR",
     "Expect",
     "FileModel",
     "Issue",
+    "Protocol",
     "fail",
     "fail_at",
 ]
@@ -57,6 +63,12 @@ MAX_RATE: Final = 1_000_000.0
 MAX_SEED: Final = 2**32 - 1
 """Largest seed."""
 
+PROTOCOL: Final = "http or mcp"
+"""What a ``protocol`` key accepts: a plain HTTP endpoint, or a tool of the run's MCP server."""
+KEY_IN: Final = "meta, or argument NAME (an argument name of a-z, A-Z, 0-9 and _)"
+"""How an MCP call carries its idempotency key: MCP itself has no header for it."""
+KEY_IN_PATTERN: Final = r"^(?:meta|argument [A-Za-z_][A-Za-z0-9_]*)$"
+
 Issue = tuple[tuple[str | int, ...], object, str, str | None]
 """One broken rule: ``(loc, value, expected, got-override)``."""
 
@@ -69,6 +81,17 @@ class Expect:
     """What a field (or a list's item) accepts, in words: "expected <text>"."""
 
     text: str
+
+
+Protocol = Literal["http", "mcp"]
+"""The protocols a tool may be served with."""
+MCP_KEY_IN = Annotated[str, Field(pattern=KEY_IN_PATTERN), Expect(KEY_IN)]
+"""The ``idempotency_key_in`` field's type."""
+MCP_ATTEMPTS = Annotated[
+    list[Annotated[int, Field(ge=1, le=MAX_ATTEMPT_NUMBER), Expect("an attempt number")]],
+    Expect("a list of attempt numbers"),
+]
+"""The ``session_lost`` field's type: attempt numbers of an operation."""
 
 
 class FileModel(BaseModel):

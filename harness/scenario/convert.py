@@ -55,7 +55,7 @@ def to_spec(model: ScenarioFile, *, source: str | None, suite: str) -> Scenario:
         description=model.description,
         suite=suite,
         world=World(
-            tools=tuple(_tool(tool) for tool in model.tools),
+            tools=tuple(_tool(tool, model.protocol) for tool in model.tools),
             contract=Contract(**model.contract.model_dump()),
         ),
         workload=_workload(model.workload),
@@ -64,6 +64,7 @@ def to_spec(model: ScenarioFile, *, source: str | None, suite: str) -> Scenario:
         expect=Expectations(min_task_success_rate=model.expect.min_task_success_rate),
         seeds=None if model.seeds is None else tuple(model.seeds),
         transport=model.transport,
+        protocol=model.protocol,
         timezone=model.timezone,
         epoch=DEFAULT_EPOCH if model.start_time is None else start_epoch(model.start_time),
         source=source,
@@ -76,7 +77,7 @@ def _start_time(epoch: float) -> str | None:
     return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
-def _tool(tool: ToolModel) -> ToolSpec:
+def _tool(tool: ToolModel, protocol: str) -> ToolSpec:
     rate = tool.rate_limit
     return ToolSpec(
         name=tool.name,
@@ -90,6 +91,9 @@ def _tool(tool: ToolModel) -> ToolSpec:
         if rate is None
         else RateLimit(rate_per_s=rate.rate_per_s, burst=rate.burst),
         faults=tuple(_fault(rule) for rule in tool.faults),
+        protocol=tool.protocol or protocol,
+        idempotency_key_in=tool.idempotency_key_in,
+        session_lost=tuple(tool.session_lost),
     )
 
 
@@ -147,7 +151,7 @@ def to_file_data(scenario: Scenario) -> dict[str, Any]:
         "name": scenario.name,
         "description": scenario.description,
         "contract": _fields_of(scenario.world.contract),
-        "tools": [_tool_data(tool) for tool in scenario.world.tools],
+        "tools": [_tool_data(tool, scenario.protocol) for tool in scenario.world.tools],
         "workload": {
             **_fields_of(workload, skip={"calls", "think_time_s", "model"}),
             "think_time_s": low if low == high else [low, high],
@@ -159,14 +163,21 @@ def to_file_data(scenario: Scenario) -> dict[str, Any]:
         "expect": _fields_of(scenario.expect),
         "seeds": None if scenario.seeds is None else list(scenario.seeds),
         "transport": scenario.transport,
+        "protocol": None if scenario.protocol == "http" else scenario.protocol,
         "timezone": None if scenario.timezone == "UTC" else scenario.timezone,
         "start_time": _start_time(scenario.epoch),
     }
     return {key: value for key, value in data.items() if value is not None}
 
 
-def _tool_data(tool: ToolSpec) -> dict[str, Any]:
-    data = _fields_of(tool, skip={"rate_limit", "faults"})
+def _tool_data(tool: ToolSpec, protocol: str) -> dict[str, Any]:
+    # A tool names its protocol only where it differs from the scenario's.
+    skip = {"rate_limit", "faults", "session_lost"} | (
+        {"protocol"} if tool.protocol == protocol else set()
+    )
+    data = _fields_of(tool, skip=skip)
+    if tool.session_lost:
+        data["session_lost"] = list(tool.session_lost)
     if tool.rate_limit is not None:
         data["rate_limit"] = _fields_of(tool.rate_limit)
     data["faults"] = [_fault_data(rule) for rule in tool.faults]

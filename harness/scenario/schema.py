@@ -25,9 +25,13 @@ from ._fields import (
     MAX_SECONDS,
     MAX_SEED,
     MAX_TASKS_PER_AGENT,
+    MCP_ATTEMPTS,
+    MCP_KEY_IN,
     MIN_RATE,
+    PROTOCOL,
     Expect,
     FileModel,
+    Protocol,
     fail,
     fail_at,
 )
@@ -152,6 +156,12 @@ class ToolModel(FileModel):
         Expect("a list of fault rules"),
     ] = Field(default_factory=list)
     """The fault plan: the first rule that applies to a request decides its outcome."""
+    protocol: Annotated[Protocol | None, Expect(PROTOCOL)] = None
+    """``mcp``: served as a tool of the run's MCP server; default: the scenario's ``protocol``."""
+    idempotency_key_in: MCP_KEY_IN = _TOOL.idempotency_key_in
+    """Over MCP, where the key travels: ``_meta.idempotency_key``, or the named argument."""
+    session_lost: MCP_ATTEMPTS = Field(default_factory=list)
+    """Over MCP, attempts of an operation on which the server first forgets the session (404)."""
 
 
 class CallModel(FileModel):
@@ -294,6 +304,8 @@ class ScenarioFile(FileModel):
     """Seeds to run the scenario with; default: the runner's."""
     transport: Annotated[Literal["direct", "http"], Expect("direct or http")] = "direct"
     """``direct`` (in-process, fleet scale) or ``http`` (httpx + respx, full fidelity)."""
+    protocol: Annotated[Protocol, Expect(PROTOCOL)] = "http"
+    """``mcp``: every tool is served by the run's MCP server unless it names its own protocol."""
     timezone: Annotated[str, Expect(ZONE_EXPECTED)] = "UTC"
     """The IANA time zone the run's local time follows; the wall clock stays UTC."""
     start_time: Annotated[str | None, Expect(START_TIME)] = None

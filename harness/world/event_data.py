@@ -19,6 +19,7 @@ __all__ = [
     "DedupData",
     "EventData",
     "HookErrorData",
+    "McpData",
     "ModelData",
     "RequestData",
     "ResponseData",
@@ -175,6 +176,19 @@ class RunEndData(TypedDict):
     """Only when the controller factory raised: where, file and line."""
 
 
+class McpData(TypedDict):
+    """``mcp``: one MCP message the run's MCP server received (see ``retrychaos.mcp``)."""
+
+    method: str | None
+    """Its JSON-RPC method (None: not a request or notification)."""
+    session: int | None
+    """The number of the MCP session it named (1 for the run's first), if any."""
+    outcome: str
+    """``ok``, ``refused`` (a 4xx answer), ``session_lost``, ``unknown_session``,
+    ``unknown_tool``, ``reply`` (a client's answer to the server) or ``malformed``
+    (no JSON-RPC message)."""
+
+
 EventData: TypeAlias = (
     RunStartData
     | TaskStartData
@@ -188,6 +202,7 @@ EventData: TypeAlias = (
     | TaskEndData
     | HookErrorData
     | AuditData
+    | McpData
     | RunEndData
 )
 """The ``data`` of some event; which one its ``kind`` says (see :data:`DATA_TYPES`)."""
@@ -205,6 +220,7 @@ DATA_TYPES: Mapping[str, type[EventData]] = {
     "task_end": TaskEndData,
     "hook_error": HookErrorData,
     "audit": AuditData,
+    "mcp": McpData,
     "run_end": RunEndData,
 }
 """Each event kind's ``data`` type, in :data:`EVENT_KINDS` order."""

@@ -113,6 +113,13 @@ class ToolSpec:
     latency_jitter_s: float = 0.0
     rate_limit: RateLimit | None = None
     faults: tuple[FaultRule, ...] = ()
+    protocol: str = "http"
+    """``http`` (a plain endpoint) or ``mcp`` (served as a tool of the run's MCP server)."""
+    idempotency_key_in: str = "meta"
+    """How an MCP call carries its key: ``meta`` (``_meta.idempotency_key``) or
+    ``argument NAME`` (an argument of the tool); unused over plain HTTP."""
+    session_lost: tuple[int, ...] = ()
+    """MCP attempts (per operation) on which the server forgets the session first (404)."""
 
     @property
     def base_url(self) -> str:
@@ -229,6 +236,8 @@ class Scenario:
     seeds: tuple[int, ...] | None = None
     transport: str = "direct"
     """``direct`` (in-process, fleet scale) or ``http`` (httpx + respx, full fidelity)."""
+    protocol: str = "http"
+    """Every tool's protocol unless the tool names its own (``http`` or ``mcp``)."""
     timezone: str = "UTC"
     """The IANA time zone the run's local time follows (``time.localtime``, naive ``now()``)."""
     epoch: float = DEFAULT_EPOCH

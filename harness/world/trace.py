@@ -47,6 +47,7 @@ EVENT_KINDS = (
     "task_end",
     "hook_error",
     "audit",
+    "mcp",
     "run_end",
 )
 

@@ -166,7 +166,7 @@ def test_invariant_judges_only_those_and_drops_scenarios_it_cannot_judge(project
             ["--tag", "nope"],
             (
                 "error: --tag: expected a suite of the scenarios run (ambiguous, arguments, audit, "
-                "deadlines, fleet, layered, mixed, permanent, rate_limits, transient, unknown), got nope"
+                "deadlines, fleet, layered, mcp, mixed, permanent, rate_limits, transient, unknown), got nope"
             ),
         ),
         (

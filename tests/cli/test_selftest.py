@@ -136,7 +136,7 @@ def test_a_scenario_failing_correct_controllers_is_a_false_alarm(
         (["--watchdog", "0"], "error: --watchdog expects seconds > 0, got 0.0"),
         (
             ["-k", "nothing-like-this"],
-            "error: no scenario matches the selection (-k nothing-like-this); 39 scenario(s) deselected",
+            "error: no scenario matches the selection (-k nothing-like-this); 46 scenario(s) deselected",
         ),
     ],
 )

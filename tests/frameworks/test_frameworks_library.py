@@ -22,6 +22,11 @@ PASSES = {
         "rate_limits/retry-after-beyond-deadline",
         "unknown/500-on-side-effect",
         "unknown/unparseable-error",
+        "mcp-argument-error-result",
+        "mcp-fleet-outage",
+        "mcp-jsonrpc-error-unkeyed",
+        "mcp-never-answers",
+        "mcp-session-lost",
     },
     "pydantic-ai-transport": {
         "arguments/fixable-422",
@@ -36,6 +41,11 @@ PASSES = {
         "transient/gateway-502-504",
         "unknown/500-on-side-effect",
         "unknown/unparseable-error",
+        "mcp-argument-error-result",
+        "mcp-jsonrpc-error-unkeyed",
+        "mcp-never-answers",
+        "mcp-rate-limited-retry-after",
+        "mcp-session-lost",
     },
     "openai-agents": {
         "deadlines/backoff-crosses-deadline",
@@ -45,6 +55,10 @@ PASSES = {
         "rate_limits/retry-after-beyond-deadline",
         "unknown/500-on-side-effect",
         "unknown/unparseable-error",
+        "mcp-fleet-outage",
+        "mcp-jsonrpc-error-unkeyed",
+        "mcp-never-answers",
+        "mcp-session-lost",
     },
 }
 """The scenarios each controller passes with seed 1 (docs/compatibility.md explains the rest)."""

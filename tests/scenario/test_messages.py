@@ -508,7 +508,7 @@ def test_non_text_key() -> None:
     assert messages(data) == [
         (
             "s.yaml: tools[0].3: expected one of the keys name, method, path, side_effect, "
-            "idempotency, latency_s, latency_jitter_s, rate_limit, faults, "
+            "idempotency, latency_s, latency_jitter_s, rate_limit, faults, protocol, idempotency_key_in, session_lost, "
             'got unknown key "3"'
         )
     ]

@@ -52,6 +52,7 @@ def test_top_level_properties() -> None:
         "expect",
         "seeds",
         "transport",
+        "protocol",
         "timezone",
         "start_time",
     ]

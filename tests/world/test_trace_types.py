@@ -64,7 +64,7 @@ class _RaisingHook:
 
 
 def _events_of_every_kind() -> list[trace.TraceEvent]:
-    """The traces of the shipped library (reference and naive), and of a raising hook."""
+    """The traces of the shipped library (reference and naive), a raising hook and an MCP client."""
     scenarios, errors = load_paths([ROOT / "scenarios"])
     assert not errors
     events = [
@@ -83,6 +83,8 @@ def _events_of_every_kind() -> list[trace.TraceEvent]:
         }
     )
     events += run_case(one_read, hook, 1).events or []
+    over_mcp = next(s for s in scenarios if s.name == "mcp-session-lost")
+    events += run_case(over_mcp, resolve("mcp-session"), 1).events or []
     return events
 
 
