@@ -5,6 +5,7 @@
     HarnessError
     ├── HarnessInputError          bad input from the user: exit code 2
     │   ├── ControllerLoadError    --controller names nothing loadable
+    │   │   └── ClientFamilyError  a controller declares no known client family
     │   ├── ReportInputError       a report folder's results.json or trace is unreadable
     │   └── ScenarioError          a scenario file is invalid (every issue, with file and line)
     ├── RunAborted                 a run could not finish; the controller is to blame
@@ -58,6 +59,15 @@ class HarnessInputError(HarnessError):
 
 class ControllerLoadError(HarnessInputError):
     """``--controller`` does not name a loadable controller factory."""
+
+
+class ClientFamilyError(ControllerLoadError):
+    """A controller (its factory or the object it returns) declares an unknown ``client_family``.
+
+    On the factory it is found before anything runs; on the object, once the
+    factory has run: the run records it as an input error (``error_kind``
+    ``input``) and ``retrychaos run`` exits 2 with its message.
+    """
 
 
 class RunAborted(HarnessError):

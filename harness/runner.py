@@ -37,7 +37,7 @@ from typing import IO, TYPE_CHECKING, Any
 from .audit import audit_checker
 from .contract import Env
 from .controllers.registry import controller_family, settle_family
-from .errors import ControllerLoadError, RunAborted
+from .errors import ClientFamilyError, ControllerLoadError, RunAborted
 from .invariants.registry import check_all, exercise_of
 from .invariants.sharded import judge_in_parts
 from .invariants.verdicts import Judgement
@@ -100,7 +100,8 @@ class CaseResult:
     metrics: dict[str, Any]
     error: str | None = None
     error_kind: str | None = None
-    """``controller`` (the controller raised, hung or blocked) or ``internal`` (our bug)."""
+    """``controller`` (the controller raised, hung or blocked), ``input`` (the object the
+    factory returned declares an unknown client family: exit 2) or ``internal`` (our bug)."""
     source: str | None = None
     wall_s: float = 0.0
     traceback: str | None = None
@@ -285,11 +286,11 @@ def simulate(
                 real_wait_s=real_wait_s,
             )
     except (RunAborted, ControllerLoadError) as exc:
-        error, error_kind = f"{type(exc).__name__}: {exc}", "controller"
+        error, error_kind = f"{type(exc).__name__}: {exc}", _kind_of(exc)
     except Exception as exc:
         error = f"internal error: {type(exc).__name__}: {exc}\n{traceback.format_exc()}"
         error_kind = "internal"
-    if error is not None and error_kind == "controller":
+    if error is not None and error_kind in {"controller", "input"}:
         error = stable_text(error)  # reprs' addresses would differ between processes
     if "factory_error" in box:
         failure = box["factory_error"]
@@ -433,6 +434,11 @@ def run_case(
         vacuous=judgement.vacuous,
         must_happen=judgement.must_happen,
     )
+
+
+def _kind_of(exc: Exception) -> str:
+    """``input`` for an unknown client family on the made object (exit 2), else ``controller``."""
+    return "input" if isinstance(exc, ClientFamilyError) else "controller"
 
 
 def _refuse_zeroed_backoff(name: str) -> None:

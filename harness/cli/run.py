@@ -21,7 +21,7 @@ from ..world.spec import ModelPolicy  # noqa: TC001 (typer reads the annotations
 from .common import check_controllers, claim_report_dir, load_scenarios, project_config
 from .config import WATCHDOG_FORMS, watchdog_ok
 from .failures import failure_blocks, next_step, rule, tally_lines
-from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, say, usage_error
+from .output import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, say, usage_error
 from .running import run_and_report
 from .selection import select
 
@@ -335,4 +335,6 @@ def _find(name: str, paths: list[Path], configured: list[Path]) -> Scenario:
 def _exit_code(result: CaseResult) -> int:
     if result.passed:
         return EXIT_OK
+    if result.error_kind == "input":
+        return EXIT_USAGE
     return EXIT_INTERNAL if result.error_kind == "internal" else EXIT_VIOLATION
