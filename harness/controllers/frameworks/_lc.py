@@ -194,3 +194,24 @@ def decision_from_text(text: str) -> dict[str, Any]:
             "error": text,
         }
     return {"ok": False, "decision": "stop", "status": status, "error": text}
+
+
+class _Built(PerTool):
+    def __init__(self, build: Callable[[Any, list[Any]], Any]) -> None:
+        super().__init__()
+        self._build = build
+
+    def build(self, tool_name: str) -> Any:
+        return self._build(ScriptedChatModel(tool_name=tool_name), [framework_tool(tool_name)])
+
+
+def graph_controller(build: Callable[[Any, list[Any]], Any]) -> PerTool:
+    """A controller running the graph or agent ``build(model, tools)`` compiles, once per tool.
+
+    ``build`` is the application's own builder (a LangGraph ``StateGraph``
+    compiled, a LangChain ``create_agent(...)``), its chat model and tools
+    taken as parameters: the harness hands it the scripted chat model, in
+    which the workload's model plays the LLM, and the tool as a LangChain
+    ``StructuredTool`` whose body makes one attempt through the harness's tool.
+    """
+    return _Built(build)
