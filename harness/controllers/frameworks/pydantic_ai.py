@@ -16,14 +16,15 @@
 As pydantic-ai's documentation shows tools doing, a failure raises
 ``ModelRetry`` with the error text, and the agent hands that text back to the
 model as a retry (an errored ``ToolReturnPart``); the tool keeps the default
-``retries`` (1). No retry happens inside the run: pydantic-ai retries by
-asking the model again, and the harness's scripted model, driving
-``FunctionModel``, ends the run with what it was handed. The controller reads
-that final output (:func:`._common.read_output`): a result is the result, an
-error text the decision it amounts to, and the harness's workload model
-re-plans from there (a new invocation, a new run of the agent). An agent is
-built once per tool and argument signature, as an application builds its
-agent once, and the invocation's state travels as ``deps``.
+``retries`` (1). pydantic-ai retries by asking the model again: the
+scenario's model, seated in the run (:mod:`retrychaos.workload.inrun`),
+answers through ``FunctionModel``, re-planning the call in this run or ending
+it with what it was handed, so a second ``ModelRetry`` in one run exceeds
+``retries`` and pydantic-ai raises ``UnexpectedModelBehavior``. The
+controller reads the final output (:func:`._common.read_output`): a result
+is the result, an error text the decision it amounts to. An agent is built
+once per tool and argument signature, as an application builds its agent
+once, and the invocation's state travels as ``deps``.
 """
 
 from __future__ import annotations
