@@ -100,8 +100,7 @@ class CaseResult:
     metrics: dict[str, Any]
     error: str | None = None
     error_kind: str | None = None
-    """``controller`` (the controller raised, hung or blocked), ``input`` (the object the
-    factory returned declares an unknown client family: exit 2) or ``internal`` (our bug)."""
+    """``controller`` (it raised, hung or blocked), ``input`` (exit 2) or ``internal`` (our bug)."""
     source: str | None = None
     wall_s: float = 0.0
     traceback: str | None = None
@@ -286,7 +285,7 @@ def simulate(
                 real_wait_s=real_wait_s,
             )
     except (RunAborted, ControllerLoadError) as exc:
-        error, error_kind = f"{type(exc).__name__}: {exc}", _kind_of(exc)
+        error, error_kind = f"{type(exc).__name__}: {exc}", _KIND.get(type(exc), "controller")
     except Exception as exc:
         error = f"internal error: {type(exc).__name__}: {exc}\n{traceback.format_exc()}"
         error_kind = "internal"
@@ -436,9 +435,7 @@ def run_case(
     )
 
 
-def _kind_of(exc: Exception) -> str:
-    """``input`` for an unknown client family on the made object (exit 2), else ``controller``."""
-    return "input" if isinstance(exc, ClientFamilyError) else "controller"
+_KIND: dict[type, str] = {ClientFamilyError: "input"}  # the object's unknown client family: exit 2
 
 
 def _refuse_zeroed_backoff(name: str) -> None:

@@ -15,18 +15,18 @@ import inspect
 import random
 from typing import TYPE_CHECKING, Any
 
-from ..canaries import agent_key, plant_secret, redact
+from ..canaries import agent_key, plant_secret
 from ..world.context import CURRENT_CALL, CallMeta
 from ..world.digests import cached_args_digest, digest
 from ..world.families import HTTPX
 from ..world.loop import sleep
 from ..world.sdk import SdkLayer
 from ..world.tool import SyncTool, Tool
-from ..world.trace import stable_text
 from .ctx import new_ctx
 from .inrun import SEAT, Operation, Reask, Seat
-from .model import Model, Outcome, read_result
+from .model import Model, Outcome
 from .raised import controller_traceback
+from .reading import _clean, _raised, _read, _short
 
 if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
@@ -351,59 +351,3 @@ class Fleet:
                 family=self.family,
             )
         return model.bound_to(meta)
-
-
-def _raised(exc: Exception) -> tuple[Outcome, dict[str, Any]]:
-    """What the model sees when the controller raised ``exc``."""
-    name = _short(type(exc).__name__)
-    return Outcome(ok=False, decision="raised"), {"error": f"{name}: {_short(exc)}"}
-
-
-def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
-    """What the model sees of the controller's return value, and what the trace keeps of it.
-
-    A value that cannot be read (a dict whose ``get``, ``__contains__`` or
-    items raise) is the controller's fault, not the harness's: the call gave
-    up, and the trace says why.
-    """
-    try:
-        outcome = read_result(result)
-        extra: dict[str, Any] = {}
-        if not outcome.ok and isinstance(result, dict):
-            for name in ("code", "field"):
-                value = result.get(name)
-                extra[name] = value if isinstance(value, int | None) else _short(value)
-            extra["error"] = _short(result.get("error"))
-    except Exception as exc:
-        kind = _short(type(result).__name__)
-        return Outcome(ok=False, decision="raised"), {
-            "error": f"the controller returned a {kind} that cannot be read: "
-            f"{_short(type(exc).__name__)}: {_short(exc)}"
-        }
-    return outcome, extra
-
-
-def _clean(text: str) -> str:
-    """A controller's short word (a decision) as the trace keeps it: redacted, reproducible.
-
-    On the path of every call, so a decision free of canaries and addresses,
-    the usual case, costs three substring tests.
-    """
-    return stable_text(redact(text))
-
-
-def _short(value: Any, limit: int = 200) -> str | None:
-    """A short, redacted, reproducible text for the trace (see :func:`stable_text`).
-
-    Every text a controller puts into the trace passes through here or
-    :func:`_clean`: exception names and texts, a decision's code, field and
-    error, a hook's error. A ``__str__`` that raises gives a placeholder.
-    """
-    if value is None:
-        return None
-    try:
-        text = str(value)
-    except Exception as exc:
-        text = f"<str() raised {type(exc).__name__}>"
-    text = stable_text(redact(text))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
