@@ -96,7 +96,7 @@ class Seat:
         """The framework handed ``result`` to its model: the re-plan to make now, or None to end.
 
         ``result`` is what the controller would return for the hand-back (the
-        tool's result, or the seat-style decision its error text amounts to).
+        tool's result, or the seed-style decision its error text amounts to).
         ``accepts`` is the argument names the framework's tool takes (None:
         any): a re-plan that needs others cannot go through this run, so the
         run ends and the harness makes it as a new invocation, a new run.
