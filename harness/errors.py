@@ -7,6 +7,7 @@
     │   ├── ControllerLoadError    --controller names nothing loadable
     │   │   └── ClientFamilyError  a controller declares no known client family
     │   ├── ReportInputError       a report folder's results.json or trace is unreadable
+    │   │   └── MergeError         report folders that are not the shards of one run
     │   └── ScenarioError          a scenario file is invalid (every issue, with file and line)
     ├── RunAborted                 a run could not finish; the controller is to blame
     │   ├── DeadlockError          every task waits and no timer is pending

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
 from .canaries import redact
+from .case_ids import case_id
 from .controllers.registry import resolve
 from .escape import escape_message, guarded
 from .runner import CaseResult, run_case
@@ -26,6 +27,18 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from .world.spec import Scenario
+
+__all__ = [
+    "DEFAULT_SEEDS",
+    "Case",
+    "case_id",
+    "case_pool",
+    "execute",
+    "failed",
+    "plan",
+    "redacted",
+    "run_one",
+]
 
 DEFAULT_SEEDS = (1, 2, 3)
 
@@ -47,13 +60,18 @@ def plan(
     """Every case, in a stable order: controller, then scenario, then seed.
 
     ``seeds`` given on the command line win; otherwise a scenario's own
-    ``seeds``, otherwise :data:`DEFAULT_SEEDS`.
+    ``seeds``, otherwise :data:`DEFAULT_SEEDS`. A controller or seed named
+    twice is planned once: the same case run twice tells nothing new, and
+    two runs of it would share one id (:func:`case_id`) and one trace file.
     """
     cases: list[Case] = []
-    for controller in controllers:
+    for controller in dict.fromkeys(controllers):
         for scenario in scenarios:
             chosen = seeds if seeds is not None else (scenario.seeds or DEFAULT_SEEDS)
-            cases.extend(Case(scenario=scenario, controller=controller, seed=s) for s in chosen)
+            cases.extend(
+                Case(scenario=scenario, controller=controller, seed=s)
+                for s in dict.fromkeys(chosen)
+            )
     return cases
 
 

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from . import commands
+from .merge import merge
 from .output import say
 from .run import replay, run
 
@@ -71,6 +72,7 @@ app.command()(commands.schema)
 app.command()(commands.check)
 app.command()(commands.fuzz)
 app.command()(commands.selftest)
+app.command()(merge)
 scenarios_app.command("copy")(commands.copy_scenarios)
 app.add_typer(scenarios_app, name="scenarios")
 

@@ -16,8 +16,10 @@ from ..scenario.library import library_path
 from ..scenario.load import MAX_PLANNED_CALLS
 from ..scenario.override import StackOverride, split_name
 from ..seeds import parse_seeds
+from ..shards import parse_shard, record_plan
 from ..suite import Case, execute, plan
 from ..world.spec import ModelPolicy  # noqa: TC001 (typer reads the annotations at run time)
+from .cases import CASE_HELP, find_case
 from .common import check_controllers, claim_report_dir, load_scenarios, project_config
 from .config import WATCHDOG_FORMS, watchdog_ok
 from .failures import failure_blocks, next_step, rule, tally_lines
@@ -27,6 +29,7 @@ from .selection import select
 
 if TYPE_CHECKING:
     from ..runner import CaseResult
+    from ..shards import PlanRecord, Shard
     from ..world.spec import Scenario
 
 __all__ = ["replay", "run"]
@@ -131,6 +134,14 @@ def run(
         typer.Option(help=_MODEL_HELP, metavar="POLICY", show_default=False),
     ] = None,
     no_sdk_layer: Annotated[bool, typer.Option("--no-sdk-layer", help=_NO_SDK_HELP)] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Run only shard K of N (by case id); `retrychaos merge` joins the N reports.",
+            metavar="K/N",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run scenarios against controllers; write a report; exit non-zero on violations.
 
@@ -144,6 +155,7 @@ def run(
     if jobs < 1:
         usage_error(f"--jobs expects a count >= 1, got {jobs}")
     watchdog_s = _watchdog(watchdog, config.watchdog)
+    part = _shard(shard)
     if max_planned_calls < 1:
         usage_error(f"--max-planned-calls expects a count >= 1, got {max_planned_calls}")
     given = list(paths or config.scenarios)
@@ -160,7 +172,8 @@ def run(
     override = StackOverride(model=model, no_sdk_layer=no_sdk_layer)
     scenarios = [override.apply(found) for found in selection.scenarios]
     check_controllers(controllers)
-    cases = plan(scenarios, controllers, chosen_seeds)
+    record = record_plan(plan(scenarios, controllers, chosen_seeds), part)
+    cases = record.cases
     run_dir = (
         report
         or config.report
@@ -168,14 +181,23 @@ def run(
     )
     count = None if chosen_seeds is None else len(chosen_seeds)
     with claim_report_dir(run_dir):
-        say(_collected(len(cases), len(scenarios), len(controllers), count, selection.deselected))
+        collected = _collected(
+            record.planned, len(scenarios), len(controllers), count, selection.deselected
+        )
+        say(collected + _shard_note(record))
         if override:
             say(
                 f"every scenario judged with {override.describe()} "
                 f"(scenario names end with {override.suffix}): not the stack's verdict"
             )
         results, code = run_and_report(
-            cases, run_dir, scenarios, jobs=jobs, keep=keep_traces, watchdog_s=watchdog_s
+            cases,
+            run_dir,
+            scenarios,
+            jobs=jobs,
+            keep=keep_traces,
+            watchdog_s=watchdog_s,
+            record=record,
         )
     for line in failure_blocks(results, invariants=invariant or ()):
         say(line)
@@ -207,6 +229,22 @@ def _seeds(seeds: str | None, seed: int | None) -> tuple[int, ...] | None:
             usage_error(f"--seed expects a seed >= 0, got {seed}")
         return (seed,)
     return None
+
+
+def _shard(text: str | None) -> Shard | None:
+    if text is None:
+        return None
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        usage_error(f"--shard: {exc}")
+
+
+def _shard_note(record: PlanRecord) -> str:
+    """A second line for a shard's run: which shard, and how many of the cases it runs."""
+    if record.shard is None:
+        return ""
+    return f"\nshard {record.shard}: {len(record.cases)} of the {record.planned} cases (by case id)"
 
 
 def _watchdog(given: float | None, configured: float | None) -> float:
@@ -241,9 +279,10 @@ def _collected(
 
 
 def replay(
+    ctx: typer.Context,
     scenario: Annotated[
-        str, typer.Option(help="Scenario name.", metavar="NAME", show_default=False)
-    ],
+        str | None, typer.Option(help="Scenario name.", metavar="NAME", show_default=False)
+    ] = None,
     controller: Annotated[
         str,
         typer.Option(
@@ -272,9 +311,17 @@ def replay(
         typer.Option(help=_MODEL_HELP, metavar="POLICY", show_default=False),
     ] = None,
     no_sdk_layer: Annotated[bool, typer.Option("--no-sdk-layer", help=_NO_SDK_HELP)] = False,
+    case: Annotated[str | None, typer.Option(help=CASE_HELP, metavar="ID")] = None,
+    report: Annotated[
+        Path | None,
+        typer.Option(help="The report folder --case looks in.", metavar="DIR", show_default=False),
+    ] = None,
 ) -> None:
     """Re-run one case and print its timeline and violations."""
     config = project_config()
+    ref = find_case(ctx, case, report or config.report)
+    scenario, controller, seed = ref.pick(scenario, controller, seed)
+    paths = paths or ref.paths
     # A name as a run with an override reported it (name+model-obedient+no-sdk) works too.
     name, named = split_name(scenario)
     override = StackOverride(
@@ -292,6 +339,7 @@ def replay(
             )
         found = narrowed[0]
     found = override.apply(found)
+    ref.check(found)
     check_controllers([controller])
     # In a worker process, as `run` runs each case: whatever the controller
     # does, it ends as this case's failure, with the words `run` gives.

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..runner import CaseResult
+    from ..shards import PlanRecord
     from ..world.spec import Scenario
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "input_errors", "run_and_report"]
@@ -69,8 +70,12 @@ def run_and_report(
     jobs: int,
     keep: bool,
     watchdog_s: float,
+    record: PlanRecord | None = None,
 ) -> tuple[list[CaseResult], int]:
     """Run the cases, streaming results.json; write every report; return the results and exit code.
+
+    ``record``: the plan the cases come from (all of it, or a shard's part),
+    written into results.json with each case's id.
 
     Ctrl-C leaves results.json with the cases that finished, marked
     ``"complete": false``, and exits 130 (SIGTERM: the same, exit 143); a
@@ -84,7 +89,10 @@ def run_and_report(
         try:
             # The lock is the run's too: a controller that deletes it is undone.
             lock = {LOCK_NAME: f"{os.getpid()}\n"}
-            stream = ResultsStream(run_dir, report_meta(scenarios), adopt=lock)
+            meta = report_meta(scenarios) | ({} if record is None else record.meta())
+            stream = ResultsStream(
+                run_dir, meta, adopt=lock, cases=None if record is None else record.ids
+            )
             stream.flush()
             results = _execute(
                 cases, jobs=jobs, keep=keep, watchdog_s=watchdog_s, on_done=stream.add

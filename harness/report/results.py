@@ -13,6 +13,13 @@ order) and the scenarios (``scenarios``: name -> ``suite``, ``source``,
 may also carry ``fuzz`` (the shrunk counterexample of a fuzzing session),
 which the HTML report shows when present.
 
+A report of ``retrychaos run`` also carries, per run, ``case`` (its id,
+:func:`retrychaos.case_ids.case_id`) and ``index`` (its place in the
+plan), and at the top ``planned`` (the whole run's case count, every
+shard's), ``plan`` (the plan's digest), ``shard`` (``index``, ``total``
+and ``cases``, or null) and ``retrychaos`` (the version that wrote it):
+what ``retrychaos merge`` checks and orders by.
+
 ``complete`` says whether every planned case is in ``runs``: ``retrychaos
 run`` rewrites the file as cases finish (:class:`ResultsStream`), so a run
 that was interrupted leaves a readable file marked ``"complete": false``.
@@ -26,6 +33,8 @@ import hashlib
 import io
 import json
 import shlex
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -46,18 +55,23 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RESULTS_VERSION",
+    "CaseIds",
     "ResultsStream",
+    "dump_results",
     "load_results",
     "load_trace",
     "replacing",
     "replay_command",
     "report_meta",
+    "retrychaos_version",
     "trace_name",
     "write_atomic",
     "write_results",
 ]
 
 RESULTS_VERSION = 1
+CaseIds = Mapping[tuple[str, str, int], tuple[str, int]]
+"""Each case's id and index in the plan, by (scenario, controller, seed)."""
 _RUN_FIELDS = (
     ("scenario", str),
     ("controller", str),
@@ -115,10 +129,14 @@ def write_results(
     return stream.finish(results)
 
 
-def _run_entry(folder: ReportFolder, result: CaseResult) -> dict[str, Any]:
+def _run_entry(
+    folder: ReportFolder, result: CaseResult, cases: CaseIds | None = None
+) -> dict[str, Any]:
     """``result``'s entry in ``runs``, its trace written first if it kept one."""
     entry = result.as_dict()
     entry["replay"] = replay_command(result)
+    if cases is not None:
+        entry["case"], entry["index"] = cases[result.scenario, result.controller, result.seed]
     events = result.events
     if events is not None:
         name = f"traces/{trace_name(result)}"
@@ -150,15 +168,22 @@ class ResultsStream:
     """
 
     def __init__(
-        self, run_dir: Path, meta: dict[str, Any], *, adopt: dict[str, str] | None = None
+        self,
+        run_dir: Path,
+        meta: dict[str, Any],
+        *,
+        adopt: dict[str, str] | None = None,
+        cases: CaseIds | None = None,
     ) -> None:
         """Start a stream into ``run_dir``; ``meta`` is :func:`report_meta`'s.
 
         ``adopt``: files already in the folder that the run keeps as they are
-        (the lock, by name, with its text).
+        (the lock, by name, with its text). ``cases``: each case's id and
+        index, written into its entry (``case``, ``index``).
         """
         self.run_dir = run_dir
         self.meta = meta
+        self.cases = cases
         self.folder = ReportFolder(run_dir, adopt=adopt)
         self._entries: dict[int, dict[str, Any]] = {}
         self._written = 0
@@ -176,7 +201,7 @@ class ResultsStream:
 
     def add(self, result: CaseResult, *, flush: bool = True) -> None:
         """Record one finished case (its trace is written now)."""
-        self._entries[id(result)] = _run_entry(self.folder, result)
+        self._entries[id(result)] = _run_entry(self.folder, result, self.cases)
         if flush and self.done - self._written >= max(1, self.done // 20):
             self.flush()
 
@@ -186,21 +211,36 @@ class ResultsStream:
 
     def finish(self, results: Sequence[CaseResult]) -> dict[str, Any]:
         """Write the complete ``results.json``, in the order of ``results``; return it."""
-        entries = [self._entries.get(id(r)) or _run_entry(self.folder, r) for r in results]
+        entries = [
+            self._entries.get(id(r)) or _run_entry(self.folder, r, self.cases) for r in results
+        ]
         return self._write(entries, complete=True)
 
     def _write(self, runs: list[dict[str, Any]], *, complete: bool) -> dict[str, Any]:
         self._tampered.update(dict.fromkeys(self.folder.restore()))
         document = {"version": RESULTS_VERSION, **self.meta, "complete": complete, "runs": runs}
-        text = json.dumps(document, indent=1, sort_keys=True) + "\n"
-        self.folder.write_text("results.json", text)
+        self.folder.write_text("results.json", dump_results(document))
         self._written = len(runs)
         return document
+
+
+def dump_results(document: dict[str, Any]) -> str:
+    """The text of ``results.json`` for ``document``: the one layout every writer uses."""
+    return json.dumps(document, indent=1, sort_keys=True) + "\n"
+
+
+def retrychaos_version() -> str:
+    """The installed retrychaos's version (``unknown`` in a tree that was never installed)."""
+    try:
+        return version("retrychaos")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def report_meta(scenarios: Sequence[Scenario]) -> dict[str, Any]:
     """What ``results.json`` records about the invariants and the scenarios of a run."""
     return {
+        "retrychaos": retrychaos_version(),
         "invariants": {inv.id: inv.summary for inv in ALL},
         "invariant_ids": [inv.id for inv in ALL],
         "triggers": {inv.id: inv.trigger for inv in ALL},
