@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..canaries import redact
+from ..escape import safe_text
 from ..world.trace import stable_text
 from .model import Outcome, read_result
 
@@ -61,11 +62,4 @@ def _short(value: Any, limit: int = 200) -> str | None:
     :func:`_clean`: exception names and texts, a decision's code, field and
     error, a hook's error. A ``__str__`` that raises gives a placeholder.
     """
-    if value is None:
-        return None
-    try:
-        text = str(value)
-    except Exception as exc:
-        text = f"<str() raised {type(exc).__name__}>"
-    text = stable_text(redact(text))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return None if value is None else safe_text(value, limit)
