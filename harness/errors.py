@@ -6,6 +6,7 @@
     ├── HarnessInputError          bad input from the user: exit code 2
     │   ├── ClusterError           --executor ray cannot start: Ray missing, cluster unreachable
     │   ├── ControllerLoadError    --controller names nothing loadable
+    │   │   └── ClientFamilyError  a controller declares no known client family
     │   ├── McpUnavailable         a scenario serves tools over MCP, the mcp SDK is missing
     │   ├── ReportInputError       a report folder's results.json or trace is unreadable
     │   │   └── MergeError         report folders that are not the shards of one run
@@ -65,6 +66,15 @@ class ClusterError(HarnessInputError):
 
 class ControllerLoadError(HarnessInputError):
     """``--controller`` does not name a loadable controller factory."""
+
+
+class ClientFamilyError(ControllerLoadError):
+    """A controller (its factory or the object it returns) declares an unknown ``client_family``.
+
+    On the factory it is found before anything runs; on the object, once the
+    factory has run: the run records it as an input error (``error_kind``
+    ``input``) and ``retrychaos run`` exits 2 with its message.
+    """
 
 
 class RunAborted(HarnessError):

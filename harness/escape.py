@@ -91,19 +91,29 @@ def _controller_frames(exc: BaseException) -> str:
 
 
 class _Bound:
-    """What the harness keeps of a controller, read once: ``call``, ``task_done``, its family."""
+    """What the harness keeps of a controller, read once: ``call``, ``task_done``, its family.
 
-    __slots__ = ("call", "client_family", "task_done")
+    And ``model_in_run``: a framework controller whose loop seats the
+    workload's model (retrychaos.workload.inrun).
+    """
 
-    def __init__(self, call: Any, task_done: Any, client_family: Any) -> None:
+    __slots__ = ("call", "client_family", "model_in_run", "task_done")
+
+    def __init__(self, call: Any, task_done: Any, client_family: Any, model_in_run: Any) -> None:
         self.call = call
         if task_done is not None:
             self.task_done = task_done
         if client_family is not None:
             self.client_family = client_family
+        self.model_in_run = model_in_run is True
 
 
-_MUST = {"call": "a method", "task_done": "a method", "client_family": "a string"}
+_MUST = {
+    "call": "a method",
+    "task_done": "a method",
+    "client_family": "a string",
+    "model_in_run": "a bool",
+}
 
 
 def guarded(factory: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -112,13 +122,13 @@ def guarded(factory: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def build(env: Any) -> Any:
         instance = factory(env)
         values = []
-        for name in ("call", "task_done", "client_family"):
+        for name, kind in _MUST.items():
             try:
                 values.append(getattr(instance, name, None))
             except Exception as exc:
                 raise ControllerEscape(
                     f"reading the controller's {name} raised {safe_text(type(exc).__name__)}: "
-                    f"{safe_text(exc)}; {name} must be {_MUST[name]}, readable without raising"
+                    f"{safe_text(exc)}; {name} must be {kind}, readable without raising"
                 ) from None
         if not callable(values[0]):
             return instance  # the harness's own check says what is missing

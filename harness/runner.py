@@ -36,7 +36,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .controllers.registry import settle_family
 from .environment import run_environment
-from .errors import ControllerLoadError, RunAborted
+from .errors import ClientFamilyError, ControllerLoadError, RunAborted
 from .invariants.registry import check_all, exercise_of
 from .invariants.sharded import judge_in_parts
 from .invariants.verdicts import Judgement
@@ -100,7 +100,7 @@ class CaseResult:
     metrics: dict[str, Any]
     error: str | None = None
     error_kind: str | None = None
-    """``controller`` (the controller raised, hung or blocked) or ``internal`` (our bug)."""
+    """``controller`` (it raised, hung or blocked), ``input`` (exit 2) or ``internal`` (our bug)."""
     source: str | None = None
     wall_s: float = 0.0
     traceback: str | None = None
@@ -285,11 +285,11 @@ def simulate(
                 real_wait_s=real_wait_s,
             )
     except (RunAborted, ControllerLoadError, McpUnavailable) as exc:
-        error, error_kind = f"{type(exc).__name__}: {exc}", "controller"
+        error, error_kind = f"{type(exc).__name__}: {exc}", _KIND.get(type(exc), "controller")
     except Exception as exc:
         error = f"internal error: {type(exc).__name__}: {exc}\n{traceback.format_exc()}"
         error_kind = "internal"
-    if error is not None and error_kind == "controller":
+    if error is not None and error_kind in {"controller", "input"}:
         error = stable_text(error)  # reprs' addresses would differ between processes
     if "factory_error" in box:
         failure = box["factory_error"]
@@ -433,6 +433,9 @@ def run_case(
         vacuous=judgement.vacuous,
         must_happen=judgement.must_happen,
     )
+
+
+_KIND: dict[type, str] = {ClientFamilyError: "input"}  # the object's unknown client family: exit 2
 
 
 def _refuse_zeroed_backoff(name: str) -> None:

@@ -43,6 +43,8 @@ REAL_TIME = {
     "matrix.py": "measures the real seconds a matrix took, for its progress line",
     "runner.py": "measures the real seconds a case took (wall_s in the report), never a decision",
     "world/loop.py": "sleep() falls back to asyncio.sleep off the virtual loop",
+    "world/thread_waits.py": "the stdlib's waits outside a run's threads keep the real "
+    "time.monotonic they were written against",
     "world/runtime.py": "seeds module-level random, so that controller code using it is "
     "deterministic",
     "world/timepatch.py": "patches the time module: it holds the real functions",

@@ -51,7 +51,7 @@ def rank(results: Sequence[CaseResult]) -> list[CaseResult]:
         n, result = item
         if result.error_kind == "internal":
             return (0, 0, 0, n)
-        if result.error_kind == "controller":
+        if result.error_kind in {"controller", "input"}:
             return (1, 0, 0, n)
         if result.violations:
             gravest = min(

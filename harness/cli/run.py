@@ -24,7 +24,7 @@ from .common import check_controllers, claim_report_dir, load_scenarios, project
 from .config import WATCHDOG_FORMS, watchdog_ok
 from .executor import ADDRESS_HELP, EXECUTOR_HELP, check_executor, cluster
 from .failures import failure_blocks, next_step, rule, tally_lines
-from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, say, usage_error
+from .output import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, say, usage_error
 from .running import run_and_report
 from .selection import select
 
@@ -391,4 +391,6 @@ def _find(name: str, paths: list[Path], configured: list[Path]) -> Scenario:
 def _exit_code(result: CaseResult) -> int:
     if result.passed:
         return EXIT_OK
+    if result.error_kind == "input":
+        return EXIT_USAGE
     return EXIT_INTERNAL if result.error_kind == "internal" else EXIT_VIOLATION

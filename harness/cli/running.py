@@ -18,7 +18,7 @@ import typer
 from ..report.results import ResultsStream
 from ..suite import Case, execute
 from .common import LOCK_NAME
-from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, tell
+from .output import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, tell
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..shards import PlanRecord
     from ..world.spec import Scenario
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "run_and_report"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "input_errors", "run_and_report"]
 
 EXIT_INTERRUPTED = 130
 """What a shell reports for a command ended by Ctrl-C (128 + SIGINT)."""
@@ -191,4 +191,22 @@ def _write_reports(run_dir: Path, stream: ResultsStream, results: list[CaseResul
     render_reports(run_dir, stream.finish(results))
     if any(r.error_kind == "internal" for r in results):
         return EXIT_INTERNAL
+    refused = input_errors(results)
+    if refused:
+        for message in refused:
+            tell(f"error: {message}")
+        return EXIT_USAGE
     return EXIT_OK if all(r.passed for r in results) else EXIT_VIOLATION
+
+
+def input_errors(results: Sequence[CaseResult]) -> list[str]:
+    """The distinct input errors of ``results`` (without the class name), in run order.
+
+    A controller object that declares an unknown client family is known only
+    once its factory has run, so every run finds it: said once, exit 2.
+    """
+    found: dict[str, None] = {}
+    for result in results:
+        if result.error_kind == "input" and result.error:
+            found[result.error.splitlines()[0].partition(": ")[2]] = None
+    return list(found)

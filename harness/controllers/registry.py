@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ControllerLoadError
+from ..errors import ClientFamilyError, ControllerLoadError
 from ..world.families import HTTPX, Family, declared_family
 
 if TYPE_CHECKING:
@@ -216,12 +216,12 @@ def controller_family(name: str, *declarers: Any) -> Family:
     """The client family the first declarer declares (``client_family``); httpx if none does.
 
     Raises:
-        ControllerLoadError: the declared name is no family (the message names them).
+        ClientFamilyError: the declared name is no family (the message names them).
     """
     try:
         return declared_family(*declarers) or HTTPX
     except ValueError as exc:
-        raise ControllerLoadError(f"controller {name!r}: {exc}") from None
+        raise ClientFamilyError(f"controller {name!r}: {exc}") from None
 
 
 def settle_family(controller: ControllerRef, instance: Any, env: Env) -> Family:

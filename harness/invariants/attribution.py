@@ -4,7 +4,9 @@ A request of the trace has one of five senders, read from the server's side:
 
 - ``first attempt``: the first request of the operation's first invocation;
 - ``model re-plan N, invocation N+1``: the first request of invocation ``N + 1`` of the
-  operation (the model called the tool again after the controller answered);
+  operation (the model called the tool again after the controller answered, or,
+  inside a framework run, after the framework handed the failure back to it:
+  :mod:`retrychaos.workload.inrun`);
 - ``controller retry``: a later controller-layer request within one invocation;
 - ``SDK-layer retry``: a request of the SDK layer under the tool (``layer: "sdk"``);
 - ``framework retry``: a request of a framework's own retry loop within one

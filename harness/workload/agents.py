@@ -15,23 +15,25 @@ import inspect
 import random
 from typing import TYPE_CHECKING, Any
 
-from ..canaries import agent_key, plant_secret, redact
-from ..contract import Ctx
+from ..canaries import agent_key, plant_secret
 from ..world.context import CURRENT_CALL, CallMeta
 from ..world.digests import cached_args_digest, digest
 from ..world.families import HTTPX
 from ..world.loop import sleep
 from ..world.sdk import SdkLayer
 from ..world.tool import SyncTool, Tool
-from ..world.trace import stable_text
-from .model import Model, Outcome, read_result
+from .ctx import new_ctx
+from .inrun import SEAT, Operation, Reask, Seat
+from .model import Model, Outcome
 from .raised import controller_traceback
+from .reading import _clean, _raised, _read, _short
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Set as AbstractSet
 
     from faker import Faker
 
+    from ..contract import Ctx
     from ..world.clock import VirtualClock
     from ..world.event_data import (
         CallStartData,
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from ..world.recorder import Recorder
     from ..world.services import Services
     from ..world.spec import Scenario
+    from .model import Next
 
 
 def agent_rng(seed: int, agent: int) -> random.Random:
@@ -84,6 +87,8 @@ class Fleet:
         self.workload = workload
         self.sdk = SdkLayer(retries=workload.sdk_retries) if workload.sdk_retries else None
         self.is_async = inspect.iscoroutinefunction(getattr(controller, "call", None))
+        # A framework controller whose loop asks the workload's model in the run (.inrun).
+        self.model_in_run = self.is_async and getattr(controller, "model_in_run", False) is True
         hook = getattr(controller, "task_done", None)
         self.task_done_hook = hook if callable(hook) else None
         # One tool per spec, copied for each invocation (Tool.bound_to).
@@ -164,75 +169,137 @@ class Fleet:
         model: Model,
     ) -> bool:
         spec = self.services.by_name[tool_name].spec
-        record = self.recorder.record
-        replans = fixes = 0
-        invocation = 0
+        state = Operation(
+            agent=agent,
+            task=task,
+            op=op,
+            spec=spec,
+            args=args,
+            key=key,
+            deadline=deadline,
+            rng=rng,
+            model=model,
+        )
         while True:
-            invocation += 1
-            call = f"{op}-i{invocation}"
-            started: CallStartData = {
-                "invocation": invocation,
-                "side_effect": spec.side_effect,
-                "idempotency_supported": spec.idempotency,
-                "key": digest(key) if key else None,
-                "args": cached_args_digest(args),
-            }
-            record("call_start", agent, task, call, op, tool_name, started)
-            ctx = _new_ctx(
-                task,
-                call,
-                tool_name,
-                spec.side_effect,
-                key,
-                spec.idempotency,
-                deadline,
-                agent,
-                op,
-                invocation,
-            )
-            meta = CallMeta(agent=agent, task=task, call=call, op=op, rng=rng)
+            ctx, meta = self._begin(state)
             if self.is_async:
                 # _invoke() inlined for async controllers: one coroutine less on every wait.
                 tool = self._tool(spec, meta)
                 raised: tuple[Outcome, dict[str, Any]] | None = None
                 token = CURRENT_CALL.set(meta)
+                seated = SEAT.set(Seat(self, state)) if self.model_in_run else None
                 try:
-                    result = await self.controller.call(tool, dict(args), ctx)
+                    result = await self.controller.call(tool, dict(state.args), ctx)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # the controller gave up by raising
                     raised = self._raised(exc)
                 finally:
+                    if seated is not None:
+                        SEAT.reset(seated)
                     CURRENT_CALL.reset(token)
                 outcome = raised if raised is not None else _read(result)
             else:
-                outcome = await self._invoke(spec, meta, args, ctx)
-            extra = outcome[1]
-            decided: DecisionData = {
-                "decision": _clean(outcome[0].decision),
-                "ok": outcome[0].ok,
-                "code": extra.get("code"),
-                "field": extra.get("field"),
-                "error": extra.get("error"),
-            }
-            if "traceback" in extra:
-                decided["traceback"] = extra["traceback"]
-            record("decision", agent, task, call, op, tool_name, decided)
+                outcome = await self._invoke(spec, meta, state.args, ctx)
+            self._decided(state, outcome)
             if outcome[0].ok:
                 return True
-            if self.clock.now() >= deadline:
+            if self._move(state, outcome[0]) is None:
                 return False
-            move = model.react(outcome[0], args, replans=replans, fixes=fixes)
-            if not move.again or move.args is None:
-                return False
-            # The detail may repeat the decision or the field the controller named.
-            reaction: ModelData = {"action": move.action, "detail": _clean(move.detail)}
-            record("model", agent, task, call, op, None, reaction)
-            if move.action == "fix":
-                fixes += 1
-            else:
-                replans += 1
-            args = move.args
+
+    def _begin(self, state: Operation) -> tuple[Ctx, CallMeta]:
+        """Start the operation's next invocation: its ``call_start``, its ctx and identity."""
+        state.invocation += 1
+        invocation = state.invocation
+        spec = state.spec
+        call = state.call = f"{state.op}-i{invocation}"
+        key = state.key
+        started: CallStartData = {
+            "invocation": invocation,
+            "side_effect": spec.side_effect,
+            "idempotency_supported": spec.idempotency,
+            "key": digest(key) if key else None,
+            "args": cached_args_digest(state.args),
+        }
+        self.recorder.record(
+            "call_start", state.agent, state.task, call, state.op, spec.name, started
+        )
+        ctx = new_ctx(
+            state.task,
+            call,
+            spec.name,
+            spec.side_effect,
+            key,
+            spec.idempotency,
+            state.deadline,
+            state.agent,
+            state.op,
+            invocation,
+        )
+        return ctx, CallMeta(
+            agent=state.agent, task=state.task, call=call, op=state.op, rng=state.rng
+        )
+
+    def _decided(self, state: Operation, outcome: tuple[Outcome, dict[str, Any]]) -> None:
+        """Record what the invocation in progress amounted to (its ``decision`` event)."""
+        extra = outcome[1]
+        decided: DecisionData = {
+            "decision": _clean(outcome[0].decision),
+            "ok": outcome[0].ok,
+            "code": extra.get("code"),
+            "field": extra.get("field"),
+            "error": extra.get("error"),
+        }
+        if "traceback" in extra:
+            decided["traceback"] = extra["traceback"]
+        spec = state.spec
+        self.recorder.record(
+            "decision", state.agent, state.task, state.call, state.op, spec.name, decided
+        )
+
+    def _move(self, state: Operation, outcome: Outcome) -> Next | None:
+        """The model's move after a failed invocation (recorded), or None when it stops."""
+        if self.clock.now() >= state.deadline:
+            return None
+        pending, state.pending = state.pending, None
+        if pending is not None and pending[0] == outcome:
+            move = pending[1]
+        else:
+            move = state.model.react(outcome, state.args, replans=state.replans, fixes=state.fixes)
+        if not move.again or move.args is None:
+            return None
+        # The detail may repeat the decision or the field the controller named.
+        reaction: ModelData = {"action": move.action, "detail": _clean(move.detail)}
+        self.recorder.record("model", state.agent, state.task, state.call, state.op, None, reaction)
+        if move.action == "fix":
+            state.fixes += 1
+        else:
+            state.replans += 1
+        state.args = move.args
+        return move
+
+    def reask(
+        self, state: Operation, result: Any, accepts: AbstractSet[str] | None
+    ) -> Reask | None:
+        """A re-plan inside a framework run (see :mod:`.inrun`), or None: the run ends.
+
+        The move is the one the loop would make on the same outcome; one that
+        needs arguments the framework's tool does not take is kept for the
+        loop (``pending``), which makes it once the run has ended.
+        """
+        outcome = _read(result)
+        if outcome[0].ok or self.clock.now() >= state.deadline:
+            return None
+        move = state.model.react(outcome[0], state.args, replans=state.replans, fixes=state.fixes)
+        if not move.again or move.args is None:
+            return None
+        state.pending = (outcome[0], move)
+        if accepts is not None and not set(move.args) <= accepts:
+            return None
+        self._decided(state, outcome)
+        self._move(state, outcome[0])
+        ctx, meta = self._begin(state)
+        return Reask(tool=self._tool(state.spec, meta), args=dict(state.args), ctx=ctx, meta=meta)
 
     async def _invoke(
         self, spec: Any, meta: CallMeta, args: dict[str, Any], ctx: Ctx
@@ -284,109 +351,3 @@ class Fleet:
                 family=self.family,
             )
         return model.bound_to(meta)
-
-
-def _raised(exc: Exception) -> tuple[Outcome, dict[str, Any]]:
-    """What the model sees when the controller raised ``exc``."""
-    name = _short(type(exc).__name__)
-    return Outcome(ok=False, decision="raised"), {"error": f"{name}: {_short(exc)}"}
-
-
-def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
-    """What the model sees of the controller's return value, and what the trace keeps of it.
-
-    A value that cannot be read (a dict whose ``get``, ``__contains__`` or
-    items raise) is the controller's fault, not the harness's: the call gave
-    up, and the trace says why.
-    """
-    try:
-        outcome = read_result(result)
-        extra: dict[str, Any] = {}
-        if not outcome.ok and isinstance(result, dict):
-            for name in ("code", "field"):
-                value = result.get(name)
-                extra[name] = value if isinstance(value, int | None) else _short(value)
-            extra["error"] = _short(result.get("error"))
-    except Exception as exc:
-        kind = _short(type(result).__name__)
-        return Outcome(ok=False, decision="raised"), {
-            "error": f"the controller returned a {kind} that cannot be read: "
-            f"{_short(type(exc).__name__)}: {_short(exc)}"
-        }
-    return outcome, extra
-
-
-def _clean(text: str) -> str:
-    """A controller's short word (a decision) as the trace keeps it: redacted, reproducible.
-
-    On the path of every call, so a decision free of canaries and addresses,
-    the usual case, costs three substring tests.
-    """
-    return stable_text(redact(text))
-
-
-def _short(value: Any, limit: int = 200) -> str | None:
-    """A short, redacted, reproducible text for the trace (see :func:`stable_text`).
-
-    Every text a controller puts into the trace passes through here or
-    :func:`_clean`: exception names and texts, a decision's code, field and
-    error, a hook's error. A ``__str__`` that raises gives a placeholder.
-    """
-    if value is None:
-        return None
-    try:
-        text = str(value)
-    except Exception as exc:
-        text = f"<str() raised {type(exc).__name__}>"
-    text = stable_text(redact(text))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-_CTX_FIELDS = (
-    "task_id",
-    "call_id",
-    "tool",
-    "side_effect",
-    "idempotency_key",
-    "idempotency_supported",
-    "deadline",
-    "agent_id",
-    "operation_id",
-    "invocation",
-)
-
-
-def _ctx_factory() -> Callable[..., Ctx]:
-    """A positional constructor of :class:`Ctx` that skips the frozen dataclass's ``__init__``.
-
-    The same object as ``Ctx(...)``, at a third of the cost (one per invocation);
-    if ``Ctx`` ever changes shape, the ordinary constructor.
-    """
-    if tuple(getattr(Ctx, "__slots__", ())) != _CTX_FIELDS:
-
-        def make(*values: Any) -> Ctx:
-            return Ctx(**dict(zip(_CTX_FIELDS, values, strict=True)))
-
-        return make
-    new = object.__new__
-    setters = tuple(Ctx.__dict__[name].__set__ for name in _CTX_FIELDS)
-    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9 = setters
-
-    def fast(*values: Any) -> Ctx:
-        ctx: Ctx = new(Ctx)
-        s0(ctx, values[0])
-        s1(ctx, values[1])
-        s2(ctx, values[2])
-        s3(ctx, values[3])
-        s4(ctx, values[4])
-        s5(ctx, values[5])
-        s6(ctx, values[6])
-        s7(ctx, values[7])
-        s8(ctx, values[8])
-        s9(ctx, values[9])
-        return ctx
-
-    return fast
-
-
-_new_ctx = _ctx_factory()

@@ -5,11 +5,15 @@ module, the file and line it raised from. The text starts at the first frame
 outside the harness's own machinery (the runner, the workload, the world
 and the standard library's event loop and threads), so the reader sees their code
 first; it is redacted like every trace text and its memory addresses are
-masked, so the same run writes the same bytes in any process.
+masked, and so are UUIDs (a framework's notes name its task ids, LangGraph's
+"During task with name 'tools' and id '...'", drawn from a clock and a
+counter that live as long as the process, so they differ between a worker's
+first case and its tenth): the same run writes the same bytes in any process.
 """
 
 from __future__ import annotations
 
+import re
 import sysconfig
 import traceback
 from pathlib import Path
@@ -23,6 +27,7 @@ MAX_FRAMES = 30
 """Innermost frames kept: a deep recursion must not make a trace megabytes long."""
 
 _PACKAGE = Path(__file__).resolve().parents[1]
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\b")
 _MACHINERY = tuple(str(_PACKAGE / name) for name in ("workload", "world", "runner.py", "escape.py"))
 _STDLIB = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
 # site-packages may sit inside the standard library's folder; what is there is not machinery.
@@ -38,7 +43,8 @@ def controller_traceback(exc: BaseException) -> str:
         start += 1
     if start < len(frames):
         summary.stack = traceback.StackSummary.from_list(frames[start:])
-    return stable_text(redact("".join(summary.format()).rstrip("\n")))
+    text = stable_text(redact("".join(summary.format()).rstrip("\n")))
+    return _UUID.sub("<uuid>", text) if "-" in text else text
 
 
 def is_machinery(filename: str) -> bool:

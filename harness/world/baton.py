@@ -39,11 +39,19 @@ if TYPE_CHECKING:
 
 _STOP = object()
 """The reply that tells a parked thread its run is over."""
-# The hand-off's own events and joins wait for real: a run patches Event.wait
-# and Thread.join (retrychaos.world.pools) into parks, which are built on these.
-_wait = threading.Event.wait
+# The hand-off's own events and joins wait for real: a run patches Event.wait,
+# Condition.wait and Thread.join (retrychaos.world.pools) into parks, which are
+# built on these.
+_cond_wait = threading.Condition.wait
 _set = threading.Event.set
 _join = threading.Thread.join
+
+
+def _wait(event: threading.Event, timeout: float | None = None) -> bool:
+    """``Event.wait`` on the real ``Condition.wait`` (its own code: the flag under the lock)."""
+    cond = event._cond  # type: ignore[attr-defined]  # noqa: SLF001
+    with cond:
+        return bool(event._flag or _cond_wait(cond, timeout))  # type: ignore[attr-defined]  # noqa: SLF001
 
 
 class ThreadStopped(SystemExit):

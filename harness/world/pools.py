@@ -22,9 +22,14 @@ Waiting for such work on the loop's own thread (``future.result()``,
 ``thread.join()`` in a coroutine) could never end: it fails the run at once
 with a message saying what to await instead.
 
-Everything else a baton thread might wait on for real (``queue.Queue.get``,
-``Condition.wait``, a lock another thread holds) blocks for real and fails
-the run with a message. Calls from threads that are not the run's keep their
+- a baton thread that waits on a condition (``Condition.wait``/``wait_for``,
+  hence ``queue.Queue.get``, ``put`` on a full queue, ``Semaphore.acquire``,
+  ``Barrier.wait``) gives the baton back until it is notified, or its
+  timeout passes in virtual time (:mod:`retrychaos.world.thread_waits`).
+
+Everything else a baton thread might wait on for real (a lock another
+thread holds, a real socket) blocks for real and fails the run with a
+message. Calls from threads that are not the run's keep their
 real behaviour: the patches look at the calling thread first.
 """
 
@@ -40,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import RunAborted
 from .anyio_threads import anyio_threads
 from .baton import BatonThread, ThreadStopped, stale
+from .thread_waits import CLOCKS, condition_wait, monotonic_for
 
 if TYPE_CHECKING:
     import asyncio
@@ -59,6 +65,7 @@ _ORIGINAL: dict[tuple[type, str], Any] = {
         (threading.Thread, "join"),
         (threading.Event, "wait"),
         (threading.Event, "set"),
+        (threading.Condition, "wait"),
     )
 }
 _submit = cf.ThreadPoolExecutor.submit
@@ -288,7 +295,10 @@ _PATCHES: dict[tuple[type, str], Any] = {
     (threading.Thread, "join"): _join_under_baton,
     (threading.Event, "wait"): _wait_under_baton,
     (threading.Event, "set"): _set_under_baton,
+    (threading.Condition, "wait"): condition_wait(_baton_thread),
 }
+_CLOCKS = {place: getattr(*place) for place in CLOCKS}
+_virtual_monotonic = monotonic_for(_baton_thread)
 
 
 @contextmanager
@@ -301,6 +311,8 @@ def thread_pools(baton: Baton) -> Iterator[None]:
     if not _runs:
         for (cls, name), patch in _PATCHES.items():
             setattr(cls, name, patch)
+        for module, name in _CLOCKS:
+            setattr(module, name, _virtual_monotonic)
     entry = (baton, threading.get_ident())
     _runs.append(entry)
     try:
@@ -312,3 +324,5 @@ def thread_pools(baton: Baton) -> Iterator[None]:
             _waiters.clear()
             for (cls, name), original in _ORIGINAL.items():
                 setattr(cls, name, original)
+            for (module, name), original in _CLOCKS.items():
+                setattr(module, name, original)

@@ -104,8 +104,8 @@ def test_a_factory_declaring_an_unknown_family_exits_2(
     assert not (families / "out").exists()
 
 
-def test_an_object_declaring_an_unknown_family_fails_its_runs(families: Path, retrychaos) -> None:
-    """Known only once the factory has run: each run fails with the same message, exit 1."""
+def test_an_object_declaring_an_unknown_family_exits_2(families: Path, retrychaos) -> None:
+    """Known only once the factory has run: each run fails with the message, said once, exit 2."""
     result = retrychaos(
         "run",
         "scenarios",
@@ -117,14 +117,37 @@ def test_an_object_declaring_an_unknown_family_fails_its_runs(families: Path, re
         "out",
         cwd=families,
     )
-    assert result.returncode == 1, result.stderr
-    assert (
-        result.stdout.count(
-            "error:      ControllerLoadError: controller 'families:object_declares': "
-            "client_family='curl' is no client family; expected one of: httpx, httpx2\n"
-        )
-        == 2
+    message = (
+        "controller 'families:object_declares': "
+        "client_family='curl' is no client family; expected one of: httpx, httpx2"
     )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == f"error: {message}\n"
+    assert result.stdout.count(f"error:      ClientFamilyError: {message}\n") == 2
+    document = json.loads((families / "out" / "results.json").read_text(encoding="utf-8"))
+    assert [run["error_kind"] for run in document["runs"]] == ["input", "input"]
+
+
+def test_replay_of_an_object_declaring_an_unknown_family_exits_2(
+    families: Path, retrychaos
+) -> None:
+    """`retrychaos replay` of such a controller exits 2 too, the run's error naming the families."""
+    result = retrychaos(
+        "replay",
+        "--scenario",
+        "burst-503-clears",
+        "--controller",
+        "families:object_declares",
+        "--seed",
+        "1",
+        "scenarios",
+        cwd=families,
+    )
+    assert result.returncode == 2, result.stderr
+    assert (
+        "run failed: ClientFamilyError: controller 'families:object_declares': "
+        "client_family='curl' is no client family; expected one of: httpx, httpx2\n"
+    ) in result.stdout
 
 
 def test_an_exception_whose_str_raises_is_the_runs_failure(families: Path, retrychaos) -> None:

@@ -3,9 +3,12 @@
 Each module runs one framework, configured the way its documentation and
 typical code show it, with a ``factory(env)``. One invocation is one run of
 the framework's own loop; the harness's scripted model drives the
-framework's model interface, so the model's re-plans go through the
-framework's own code and the error text the framework hands back to the
-model is read as the failure it is (:mod:`._common`). Requests a framework's
+framework's model interface, the scenario's model playing it inside the run
+(:mod:`retrychaos.workload.inrun`), so the model's re-plans go through the
+framework's own loop and limits, and the error text the framework hands back
+to the model is read as the failure it is (:mod:`._common`). ``graph``:
+:func:`~.graph.graph_controller` puts a user's own LangGraph graph or
+LangChain agent under test. Requests a framework's
 own retry loop sends inside one invocation are ``layer: "framework"`` in the
 trace.
 

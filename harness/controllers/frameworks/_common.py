@@ -18,14 +18,19 @@ import re
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from ...workload.inrun import seat
 from ...world.context import CURRENT_CALL
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator, Mapping
+    from collections.abc import Set as AbstractSet
+
+    from ...world.context import CallMeta
 
 __all__ = [
     "Executions",
     "FrameworkLayer",
+    "current_run",
     "decision_from_text",
     "error_body",
     "framework_run",
@@ -167,36 +172,108 @@ def _annotation(value: Any) -> Any:
 
 
 class Executions:
-    """The harness tool for each execution of the framework's tool inside one framework run.
+    """One framework run (one invocation, and the re-plans the model makes inside it).
 
-    The first execution is the controller's attempt; the framework's own
-    retries (the 2nd and later executions in the same run) are marked
-    ``layer: "framework"`` in the trace.
+    ``next()`` is the harness tool for the next execution of the framework's
+    tool: the first of an invocation is the controller's attempt, the
+    framework's own retries (later executions for the same invocation) are
+    marked ``layer: "framework"`` in the trace. When the framework hands a
+    failure back to its model, :meth:`handed_back` asks the workload's model
+    (seated in the run, :mod:`retrychaos.workload.inrun`) what to do: a
+    re-plan starts the next invocation here, with its own tool, arguments
+    and count.
     """
 
-    __slots__ = ("_tool", "count")
+    __slots__ = ("_seat", "accepts", "args", "count", "key", "loop", "meta", "sent", "tool")
 
-    def __init__(self, tool: Any) -> None:
-        """Count executions of ``tool`` (bound to one invocation)."""
-        self._tool = tool
+    def __init__(
+        self,
+        tool: Any,
+        args: Mapping[str, Any] | None = None,
+        *,
+        key: str | None = None,
+        loop: Any = None,
+        accepts: AbstractSet[str] | None = None,
+    ) -> None:
+        """Count executions of ``tool`` (bound to one invocation) called with ``args``.
+
+        ``key`` is the operation's idempotency key; ``loop`` the run's loop (for
+        a sync tool body on a pool thread); ``accepts`` the argument names the
+        framework's tool takes (None: any).
+        """
+        self.tool = tool
+        self.args = dict(args or {})
+        self.key = key
+        self.loop = loop
+        self.accepts = accepts
         self.count = 0
+        self.sent = 0
+        """Requests sent so far for the invocation (:class:`FrameworkLayer`)."""
+        self.meta: CallMeta | None = None
+        """The invocation's identity once the model re-planned in the run (None: the first's)."""
+        self._seat = seat()
 
     def next(self) -> Any:
         """The tool to call for the next execution."""
         self.count += 1
-        return self._tool if self.count == 1 else self._tool._with_layer("framework")  # noqa: SLF001
+        return self.tool if self.count == 1 else self.tool._with_layer("framework")  # noqa: SLF001
+
+    def handed_back(self, result: Any) -> dict[str, Any] | None:
+        """The model's turn after the framework handed ``result`` back (as the controller reads it).
+
+        Returns the arguments of the re-plan to call the tool with in this
+        run (the next invocation has begun), or None: the model ends the run.
+        """
+        if self._seat is None:
+            return None
+        reask = self._seat.handed_back(result, self.accepts)
+        if reask is None:
+            return None
+        self.tool, self.args, self.meta = reask.tool, reask.args, reask.meta
+        self.count = self.sent = 0
+        return dict(reask.args)
+
+    @contextlib.contextmanager
+    def attributed(self, layer: str = "controller") -> Iterator[None]:
+        """Attribute requests sent in the block to the invocation in progress, as ``layer``.
+
+        For tool bodies that send their own requests (not through the harness
+        tool, which knows its invocation): after a re-plan in the run they
+        belong to the new invocation.
+        """
+        current = CURRENT_CALL.get()
+        meta = self.meta if self.meta is not None else current
+        if meta is not None and meta.layer != layer:
+            meta = dataclasses.replace(meta, layer=layer)
+        if meta is None or meta is current:
+            yield
+            return
+        token = CURRENT_CALL.set(meta)
+        try:
+            yield
+        finally:
+            CURRENT_CALL.reset(token)
 
 
-_SENT: ContextVar[list[int]] = ContextVar("retrychaos_framework_sent")
-"""Requests sent so far in the framework run in progress (a one-item counter, shared by copies)."""
+_RUN: ContextVar[Executions | None] = ContextVar("retrychaos_framework_run", default=None)
+"""The framework run in progress (framework tasks copy the context, so every step sees it)."""
+
+
+def current_run() -> Executions:
+    """The framework run in progress (inside :func:`framework_run`)."""
+    run = _RUN.get()
+    if run is None:
+        msg = "no framework run in progress: wrap the framework's run in framework_run(...)"
+        raise RuntimeError(msg)
+    return run
 
 
 class FrameworkLayer:
     """The run's network (an async transport of any family), marking a framework's HTTP retries.
 
     Wrap ``env.transport`` in it under an HTTP-layer retry transport: the
-    first request of a framework run (:func:`framework_run`) is the
-    controller's attempt, every later one is ``layer: "framework"``.
+    first request of an invocation in a framework run (:func:`framework_run`)
+    is the controller's attempt, every later one is ``layer: "framework"``.
     """
 
     def __init__(self, inner: Any) -> None:
@@ -204,13 +281,13 @@ class FrameworkLayer:
         self._inner = inner
 
     async def handle_async_request(self, request: Any) -> Any:
-        """Send one request, attributed to the framework layer after a run's first."""
-        sent = _SENT.get(None)
+        """Send one request, attributed to the framework layer after an invocation's first."""
+        run = _RUN.get()
         meta = CURRENT_CALL.get()
-        if sent is None or meta is None:
+        if run is None or meta is None:
             return await self._inner.handle_async_request(request)
-        sent[0] += 1
-        if sent[0] == 1:
+        run.sent += 1
+        if run.sent == 1:
             return await self._inner.handle_async_request(request)
         token = CURRENT_CALL.set(dataclasses.replace(meta, layer="framework"))
         try:
@@ -224,10 +301,11 @@ class FrameworkLayer:
 
 
 @contextlib.contextmanager
-def framework_run() -> Iterator[None]:
-    """Count the requests of one framework run (one invocation) for :class:`FrameworkLayer`."""
-    token = _SENT.set([0])
+def framework_run(run: Executions | None = None) -> Iterator[Executions]:
+    """Make ``run`` (a new one without a tool if None) the framework run in progress."""
+    run = Executions(None) if run is None else run
+    token = _RUN.set(run)
     try:
-        yield
+        yield run
     finally:
-        _SENT.reset(token)
+        _RUN.reset(token)

@@ -1,14 +1,18 @@
-"""What the LangChain-family controllers share: the scripted model, the tool, the reading.
+"""What the LangChain-family controllers share: the scripted model, the tools, the run, the reading.
 
 The harness's workload model decides what to call; inside one invocation the
 framework's own loop runs, and a scripted chat model stands in for the LLM
 at the framework's model interface (:class:`ScriptedChatModel`): its first
 turn calls the tool with exactly the invocation's arguments, and when the
-framework hands anything back (the tool's result, or an error text) it ends
-the run with that content. The tool is a real LangChain ``StructuredTool``
-whose body makes one attempt through the harness's tool; every execution
-after the first inside one invocation is the framework's own retry and is
-attributed to the ``framework`` layer in the trace.
+framework hands something back (a ``ToolMessage``: the tool's result, or an
+error text) the workload's model, seated in the run, decides
+(:meth:`._common.Executions.handed_back`): a re-plan is a new tool call
+through the framework's loop, otherwise the model ends the run with that
+content. The tool is a real LangChain ``StructuredTool`` whose body, a
+plain ``def``, makes one attempt (:func:`framework_tool`) or one ``requests``
+call (:func:`requests_tool`); every execution after the first for one
+invocation is the framework's own retry and is attributed to the
+``framework`` layer in the trace.
 
 :func:`read_messages` turns the run's final messages into what the
 controller returns: the tool's JSON result, or the seed-style decision the
@@ -17,44 +21,25 @@ error text the framework handed to the model amounts to.
 
 from __future__ import annotations
 
-import contextvars
+import asyncio
 import json
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
 
+from ..adapters._network import send_kwargs
+from ._common import Executions, current_run, framework_run
+
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-
-@dataclass(slots=True)
-class Invocation:
-    """One invocation's tool, arguments and key, and how often the framework ran the tool."""
-
-    tool: Any
-    args: dict[str, Any]
-    key: str | None
-    loop: Any = None
-    """The run's loop, which the sync tool body (on a pool thread) hands each attempt to."""
-    executions: int = 0
-
-
-CURRENT: contextvars.ContextVar[Invocation] = contextvars.ContextVar("retrychaos_lc_invocation")
-"""The invocation in progress (framework tasks copy the context, so the tool body sees it)."""
-
-
-def current() -> Invocation:
-    """The invocation the framework is running now."""
-    return CURRENT.get()
+    from collections.abc import Callable, Sequence
 
 
 class ScriptedChatModel(BaseChatModel):
-    """The scripted LLM: call the tool with the invocation's arguments, then hand back."""
+    """The scripted LLM: call the tool with the invocation's arguments, then react to the answer."""
 
     tool_name: str
 
@@ -86,12 +71,28 @@ class ScriptedChatModel(BaseChatModel):
         return self._generate(messages, stop, run_manager, **kwargs)
 
     def _turn(self, messages: list[BaseMessage]) -> AIMessage:
+        run = current_run()
         last = messages[-1] if messages else None
-        if isinstance(last, ToolMessage):  # the framework handed something back: end the run
+        if not isinstance(last, ToolMessage):  # the first turn: the invocation's call
+            return self._call(run.args, 1)
+        again = run.handed_back(read_messages([last]))
+        if again is None:  # the model ends the run with what it was handed
             return AIMessage(content=last.content)
-        invocation = current()
-        call = {"name": self.tool_name, "args": dict(invocation.args), "id": "call_1"}
+        return self._call(again, sum(isinstance(m, ToolMessage) for m in messages) + 1)
+
+    def _call(self, args: dict[str, Any], turn: int) -> AIMessage:
+        call = {"name": self.tool_name, "args": dict(args), "id": f"call_{turn}"}
         return AIMessage(content="", tool_calls=[call])
+
+
+def _structured(name: str, body: Callable[..., Any]) -> StructuredTool:
+    return StructuredTool.from_function(
+        func=body,
+        name=name,
+        description=f"The {name} tool.",
+        # A JSON schema: arguments pass through as the model sent them.
+        args_schema={"type": "object", "properties": {}, "additionalProperties": True},
+    )
 
 
 def framework_tool(name: str) -> StructuredTool:
@@ -103,20 +104,50 @@ def framework_tool(name: str) -> StructuredTool:
     """
 
     def body(**kwargs: Any) -> Any:
-        invocation = current()
-        invocation.executions += 1
-        tool = invocation.tool
-        if invocation.executions > 1:  # the framework's own retry loop runs it again
-            tool = tool._with_layer("framework")  # noqa: SLF001 (the harness's own hook)
-        return invocation.loop.wait_from_thread(tool(kwargs, idempotency_key=invocation.key))
+        run = current_run()
+        tool = run.next()
+        return run.loop.wait_from_thread(tool(kwargs, idempotency_key=run.key))
 
-    return StructuredTool.from_function(
-        func=body,
-        name=name,
-        description=f"The {name} tool.",
-        # A JSON schema: arguments pass through as the model sent them.
-        args_schema={"type": "object", "properties": {}, "additionalProperties": True},
-    )
+    return _structured(name, body)
+
+
+def requests_tool(name: str, session: Any, timeout_s: float) -> StructuredTool:
+    """The sync LangChain tool: one ``requests`` call to the tool's URL, ``raise_for_status``."""
+
+    def body(**kwargs: Any) -> Any:
+        run = current_run()
+        tool = run.next()  # counts the execution: a framework retry after the first
+        with run.attributed("framework" if run.count > 1 else "controller"):
+            response = session.request(**send_kwargs(tool, kwargs, run.key), timeout=timeout_s)
+            response.raise_for_status()
+            return response.json()
+
+    return _structured(name, body)
+
+
+class PerTool:
+    """A LangChain-family controller: one compiled agent per tool, one run of it per invocation."""
+
+    model_in_run = True
+    """The workload's model plays the chat model in the run (retrychaos.workload.inrun)."""
+
+    def __init__(self) -> None:
+        """Start with nothing compiled."""
+        self._compiled: dict[str, Any] = {}
+
+    def build(self, tool_name: str) -> Any:
+        """The compiled agent or graph for ``tool_name`` (what the subclass's framework builds)."""
+        raise NotImplementedError
+
+    async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+        """Run the agent once: the scripted model calls ``tool`` with ``args`` and reacts."""
+        compiled = self._compiled.get(tool.name)
+        if compiled is None:
+            compiled = self._compiled[tool.name] = self.build(tool.name)
+        run = Executions(tool, args, key=ctx.idempotency_key, loop=asyncio.get_running_loop())
+        with framework_run(run):
+            state = await compiled.ainvoke({"messages": [HumanMessage(f"Use {tool.name}.")]})
+        return read_messages(state["messages"])
 
 
 _STATUS = re.compile(r"'(\d{3})\b")
@@ -163,3 +194,24 @@ def decision_from_text(text: str) -> dict[str, Any]:
             "error": text,
         }
     return {"ok": False, "decision": "stop", "status": status, "error": text}
+
+
+class _Built(PerTool):
+    def __init__(self, build: Callable[[Any, list[Any]], Any]) -> None:
+        super().__init__()
+        self._build = build
+
+    def build(self, tool_name: str) -> Any:
+        return self._build(ScriptedChatModel(tool_name=tool_name), [framework_tool(tool_name)])
+
+
+def graph_controller(build: Callable[[Any, list[Any]], Any]) -> PerTool:
+    """A controller running the graph or agent ``build(model, tools)`` compiles, once per tool.
+
+    ``build`` is the application's own builder (a LangGraph ``StateGraph``
+    compiled, a LangChain ``create_agent(...)``), its chat model and tools
+    taken as parameters: the harness hands it the scripted chat model, in
+    which the workload's model plays the LLM, and the tool as a LangChain
+    ``StructuredTool`` whose body makes one attempt through the harness's tool.
+    """
+    return _Built(build)

@@ -11,14 +11,15 @@ the harness's tool on the loop's thread pool.
 
 When the retries run out the middleware hands the model a ``ToolMessage``
 with ``status="error"`` ("Tool 'x' failed after 3 attempts with
-HTTPStatusError: ... Please try again."); the scripted model ends the run
-with it, and the controller reads that text as the failure it is (a
-seed-style decision, :func:`._lc.read_messages`), never as a result.
+HTTPStatusError: ... Please try again."); the workload's model, seated in
+the run, reads that text as the failure it is (a seed-style decision,
+:func:`._lc.read_messages`) and either re-plans through the agent's loop
+(the middleware retries the new call too) or ends the run with it, which the
+controller returns, never as a result.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from ._missing import missing_framework
@@ -27,9 +28,8 @@ try:
     import langsmith
     from langchain.agents import create_agent
     from langchain.agents.middleware import ToolRetryMiddleware
-    from langchain_core.messages import HumanMessage
 
-    from ._lc import CURRENT, Invocation, ScriptedChatModel, framework_tool, read_messages
+    from ._lc import PerTool, ScriptedChatModel, framework_tool
 except ImportError as exc:
     raise missing_framework("langchain-retry-middleware", exc) from exc
 
@@ -43,28 +43,12 @@ def build_agent(tool_name: str) -> Any:
     )
 
 
-class LangChainRetryMiddleware:
+class LangChainRetryMiddleware(PerTool):
     """One agent run per invocation; the agent is built once per tool."""
 
-    def __init__(self) -> None:
-        """Start with no agent built."""
-        self._agents: dict[str, Any] = {}
-
-    async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
-        """Run the agent once: the scripted model calls ``tool`` with ``args``."""
-        agent = self._agents.get(tool.name)
-        if agent is None:
-            agent = self._agents[tool.name] = build_agent(tool.name)
-        token = CURRENT.set(
-            Invocation(
-                tool=tool, args=args, key=ctx.idempotency_key, loop=asyncio.get_running_loop()
-            )
-        )
-        try:
-            state = await agent.ainvoke({"messages": [HumanMessage(f"Use {tool.name}.")]})
-        finally:
-            CURRENT.reset(token)
-        return read_messages(state["messages"])
+    def build(self, tool_name: str) -> Any:
+        """The agent for ``tool_name``."""
+        return build_agent(tool_name)
 
 
 async def _on_the_loop(default: Any, ctx: Any, func: Any, /, *args: Any, **kwargs: Any) -> Any:  # noqa: ARG001

@@ -18,18 +18,16 @@ framework raises it, and the harness records the decision ``raised``.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from ._missing import missing_framework
 
 try:
-    from langchain_core.messages import HumanMessage
     from langgraph.graph import START, MessagesState, StateGraph
     from langgraph.prebuilt import ToolNode, tools_condition
     from langgraph.types import RetryPolicy
 
-    from ._lc import CURRENT, Invocation, ScriptedChatModel, framework_tool, read_messages
+    from ._lc import PerTool, ScriptedChatModel, framework_tool
 except ImportError as exc:
     raise missing_framework("langgraph", exc) from exc
 
@@ -60,28 +58,12 @@ def build_graph(tool_name: str, tool: Any = None) -> Any:
     return builder.compile()
 
 
-class LangGraphController:
+class LangGraphController(PerTool):
     """One graph run per invocation; the graph is compiled once per tool."""
 
-    def __init__(self) -> None:
-        """Start with no graph compiled."""
-        self._graphs: dict[str, Any] = {}
-
-    async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
-        """Run the graph once: the scripted model calls ``tool`` with ``args``."""
-        graph = self._graphs.get(tool.name)
-        if graph is None:
-            graph = self._graphs[tool.name] = build_graph(tool.name)
-        token = CURRENT.set(
-            Invocation(
-                tool=tool, args=args, key=ctx.idempotency_key, loop=asyncio.get_running_loop()
-            )
-        )
-        try:
-            state = await graph.ainvoke({"messages": [HumanMessage(f"Use {tool.name}.")]})
-        finally:
-            CURRENT.reset(token)
-        return read_messages(state["messages"])
+    def build(self, tool_name: str) -> Any:
+        """The graph for ``tool_name``."""
+        return build_graph(tool_name)
 
 
 def factory(env: Any) -> LangGraphController:  # noqa: ARG001

@@ -29,76 +29,31 @@ then decides on ``requests``' exceptions:
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from ...world.context import CURRENT_CALL
-from ..adapters._network import send_kwargs
 from ._missing import missing_framework
 
 try:
-    from langchain_core.messages import HumanMessage
-    from langchain_core.tools import StructuredTool
     from langgraph.graph import StateGraph  # noqa: F401 (the framework this controller needs)
 
-    from ._lc import CURRENT, Invocation, current, read_messages
+    from ._lc import PerTool, requests_tool
     from .langgraph import build_graph
 except ImportError as exc:
     raise missing_framework("langgraph-requests", exc) from exc
 
 
-def requests_tool(name: str, session: Any, timeout_s: float) -> StructuredTool:
-    """The sync LangChain tool: one ``requests`` call to the tool's URL, ``raise_for_status``."""
-
-    def body(**kwargs: Any) -> Any:
-        invocation = current()
-        invocation.executions += 1
-        token = None
-        meta = CURRENT_CALL.get()
-        if invocation.executions > 1 and meta is not None:
-            # The framework's own retry loop runs it again: its requests are 'framework'.
-            token = CURRENT_CALL.set(dataclasses.replace(meta, layer="framework"))
-        try:
-            tool = invocation.tool
-            response = session.request(
-                **send_kwargs(tool, kwargs, invocation.key), timeout=timeout_s
-            )
-            response.raise_for_status()
-            return response.json()
-        finally:
-            if token is not None:
-                CURRENT_CALL.reset(token)
-
-    return StructuredTool.from_function(
-        func=body,
-        name=name,
-        description=f"The {name} tool.",
-        # A JSON schema: arguments pass through as the model sent them.
-        args_schema={"type": "object", "properties": {}, "additionalProperties": True},
-    )
-
-
-class LangGraphRequestsController:
+class LangGraphRequestsController(PerTool):
     """One graph run per invocation; one graph per tool, all on one ``requests`` session."""
 
     def __init__(self, env: Any) -> None:
         """Open the run's ``requests`` session; compile no graph yet."""
+        super().__init__()
         self.session = env.requests_session()
         self.timeout_s = env.contract.attempt_timeout_s
-        self._graphs: dict[str, Any] = {}
 
-    async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
-        """Run the graph once: the scripted model calls ``tool`` with ``args``."""
-        graph = self._graphs.get(tool.name)
-        if graph is None:
-            made = requests_tool(tool.name, self.session, self.timeout_s)
-            graph = self._graphs[tool.name] = build_graph(tool.name, made)
-        token = CURRENT.set(Invocation(tool=tool, args=args, key=ctx.idempotency_key))
-        try:
-            state = await graph.ainvoke({"messages": [HumanMessage(f"Use {tool.name}.")]})
-        finally:
-            CURRENT.reset(token)
-        return read_messages(state["messages"])
+    def build(self, tool_name: str) -> Any:
+        """The ``langgraph`` graph for ``tool_name``, its tool the ``requests`` one."""
+        return build_graph(tool_name, requests_tool(tool_name, self.session, self.timeout_s))
 
 
 def factory(env: Any) -> LangGraphRequestsController:

@@ -25,11 +25,12 @@ network.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._common import (
     Executions,
+    current_run,
+    framework_run,
     plan_prompt,
     read_output,
     read_plan,
@@ -61,24 +62,18 @@ if TYPE_CHECKING:
     from agents.handoffs import Handoff
     from agents.items import TResponseInputItem, TResponseStreamEvent
 
-__all__ = ["Invocation", "OpenAiAgentsController", "ScriptedModel", "factory"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Invocation:
-    """The run's ``context``: what the tool needs of the invocation it serves."""
-
-    executions: Executions
-    idempotency_key: str | None
+__all__ = ["OpenAiAgentsController", "ScriptedModel", "factory"]
 
 
 class ScriptedModel(Model):
     """The harness's model as an openai-agents ``Model``: make the prompt's call, then end.
 
     Its first turn calls the tool with exactly the arguments the prompt
-    names (:func:`._common.plan_prompt`); on its next turn it ends the run
-    with the tool call's output as the SDK handed it (the result, or the
-    failure text).
+    names (:func:`._common.plan_prompt`). When the SDK hands the tool call's
+    output back (the result, or the failure text), the workload's model,
+    seated in the run, decides (:meth:`._common.Executions.handed_back`): a
+    re-plan is a new tool call in this run, through the runner's loop and
+    its ``max_turns``; otherwise the model ends the run with that output.
     """
 
     async def get_response(  # noqa: PLR0917 (the SDK's signature)
@@ -104,13 +99,17 @@ class ScriptedModel(Model):
             for item in items
             if isinstance(item, dict) and item.get("type") == "function_call_output"
         ]
+        prompt = next(item.get("content") for item in items if isinstance(item, dict))
+        tool, args = read_plan(str(prompt))
         if not outputs:
-            prompt = next(item.get("content") for item in items if isinstance(item, dict))
-            tool, args = read_plan(str(prompt))
             call = function_call(tool, args, call_id="call-1")
             return ModelResponse(output=[call], usage=Usage(), response_id=None)
         last = outputs[-1]
         text = last if isinstance(last, str) else json.dumps(last)
+        again = current_run().handed_back(read_output(text))
+        if again is not None:  # the workload's model re-plans, through the runner's loop
+            call = function_call(tool, again, call_id=f"call-{len(outputs) + 1}")
+            return ModelResponse(output=[call], usage=Usage(), response_id=None)
         return ModelResponse(output=[assistant_message(text)], usage=Usage(), response_id=None)
 
     def stream_response(  # noqa: PLR0917 (the SDK's signature)
@@ -131,41 +130,44 @@ class ScriptedModel(Model):
         raise NotImplementedError("the scripted model does not stream; use Runner.run")
 
 
-async def _book(ctx: RunContextWrapper[Invocation], arguments: dict[str, Any]) -> Any:
+async def _book(ctx: RunContextWrapper[Executions], arguments: dict[str, Any]) -> Any:
     """The tool's body: one call of the service, its JSON as text; a failure raises."""
-    tool = ctx.context.executions.next()
-    return json.dumps(await tool(arguments, idempotency_key=ctx.context.idempotency_key))
+    tool = ctx.context.next()
+    return json.dumps(await tool(arguments, idempotency_key=ctx.context.key))
 
 
 class OpenAiAgentsController:
     """One ``Runner.run`` of an openai-agents ``Agent`` per invocation."""
 
     client_family = "httpx"
+    model_in_run = True
+    """The workload's model plays the custom ``Model`` in the run (retrychaos.workload.inrun)."""
 
     def __init__(self) -> None:
         """Start with no agents: one is built per tool and argument signature on first use."""
         self._model = ScriptedModel()
-        self._agents: dict[tuple[Any, ...], Agent[Invocation]] = {}
+        self._agents: dict[tuple[Any, ...], Agent[Executions]] = {}
 
-    def _agent(self, tool: str, args: dict[str, Any]) -> Agent[Invocation]:
+    def _agent(self, tool: str, args: dict[str, Any]) -> Agent[Executions]:
         key = (tool, signature_key(args))
         agent = self._agents.get(key)
         if agent is None:
-            function = tool_function(tool, args, _book, context=RunContextWrapper[Invocation])
+            function = tool_function(tool, args, _book, context=RunContextWrapper[Executions])
             agent = self._agents[key] = Agent(
                 name="assistant", model=self._model, tools=[function_tool(function)]
             )
         return agent
 
     async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
-        """Run the agent once: the scripted model calls the tool, and ends with what it gets."""
-        context = Invocation(executions=Executions(tool), idempotency_key=ctx.idempotency_key)
-        result = await Runner.run(
-            self._agent(ctx.tool, args),
-            plan_prompt(ctx.tool, args),
-            context=context,
-            run_config=RunConfig(tracing_disabled=True),
-        )
+        """Run the agent once: the scripted model calls the tool, and reacts to what it gets."""
+        run = Executions(tool, args, key=ctx.idempotency_key, accepts=frozenset(args))
+        with framework_run(run):
+            result = await Runner.run(
+                self._agent(ctx.tool, args),
+                plan_prompt(ctx.tool, args),
+                context=run,
+                run_config=RunConfig(tracing_disabled=True),
+            )
         return read_output(str(result.final_output))
 
 

@@ -16,26 +16,28 @@
 As pydantic-ai's documentation shows tools doing, a failure raises
 ``ModelRetry`` with the error text, and the agent hands that text back to the
 model as a retry (an errored ``ToolReturnPart``); the tool keeps the default
-``retries`` (1). No retry happens inside the run: pydantic-ai retries by
-asking the model again, and the harness's scripted model, driving
-``FunctionModel``, ends the run with what it was handed. The controller reads
-that final output (:func:`._common.read_output`): a result is the result, an
-error text the decision it amounts to, and the harness's workload model
-re-plans from there (a new invocation, a new run of the agent). An agent is
-built once per tool and argument signature, as an application builds its
-agent once, and the invocation's state travels as ``deps``.
+``retries`` (1). pydantic-ai retries by asking the model again: the
+scenario's model, seated in the run (:mod:`retrychaos.workload.inrun`),
+answers through ``FunctionModel``, re-planning the call in this run or ending
+it with what it was handed, so a second ``ModelRetry`` in one run exceeds
+``retries`` and pydantic-ai raises ``UnexpectedModelBehavior``. The
+controller reads the final output (:func:`._common.read_output`): a result
+is the result, an error text the decision it amounts to. An agent is built
+once per tool and argument signature, as an application builds its agent
+once, and the invocation's state travels as ``deps``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
 from ._common import (
     Executions,
+    current_run,
+    framework_run,
     plan_prompt,
     read_output,
     read_plan,
@@ -62,45 +64,51 @@ except ImportError as exc:
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["Invocation", "PydanticAiController", "build_agent", "factory", "scripted_model"]
+__all__ = ["PydanticAiController", "build_agent", "factory", "scripted_model"]
 
 Deps = TypeVar("Deps")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Invocation:
-    """The agent's ``deps``: what the tool needs of the invocation it serves."""
-
-    executions: Executions
-    idempotency_key: str | None
-
-
 async def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """The harness's model as a ``FunctionModel`` function: make the prompt's call, then end.
+    """The harness's model as a ``FunctionModel`` function: make the prompt's call, then react.
 
     Its first turn calls the tool with exactly the arguments the prompt
-    names (:func:`._common.plan_prompt`); on its next turn it ends the run
-    with whatever the agent handed back (the tool's return, or the retry
-    text of a failure), as pydantic-ai renders it for a model.
+    names (:func:`._common.plan_prompt`). When the agent hands something
+    back (the tool's return, or the retry text of a failure, as pydantic-ai
+    renders it for a model), the workload's model, seated in the run, decides
+    (:meth:`._common.Executions.handed_back`): a re-plan calls the tool again
+    in this run, through the agent's own loop and its ``retries`` count;
+    otherwise the model ends the run with what it was handed.
     """
     del info
     first = messages[0]
-    if len(messages) == 1 and isinstance(first, ModelRequest):
-        prompt = next(p.content for p in first.parts if isinstance(p, UserPromptPart))
-        tool, args = read_plan(str(prompt))
-        return ModelResponse(parts=[ToolCallPart(tool, args)])
+    prompt = next(
+        p.content
+        for p in first.parts
+        if isinstance(first, ModelRequest) and isinstance(p, UserPromptPart)
+    )
+    tool, args = read_plan(str(prompt))
+    if len(messages) == 1:
+        return ModelResponse(parts=[ToolCallPart(tool, args, tool_call_id="call-1")])
     last = messages[-1]
     parts = last.parts if isinstance(last, ModelRequest) else []
     handed = [p.model_response_str() for p in parts if isinstance(p, ToolReturnPart)]
-    text = handed[-1] if handed else json.dumps({"error": "the agent handed nothing back"})
-    return ModelResponse(parts=[TextPart(text)])
+    if not handed:
+        return ModelResponse(
+            parts=[TextPart(json.dumps({"error": "the agent handed nothing back"}))]
+        )
+    again = current_run().handed_back(read_output(handed[-1]))
+    if again is not None:
+        turn = f"call-{len(messages) // 2 + 1}"
+        return ModelResponse(parts=[ToolCallPart(tool, again, tool_call_id=turn)])
+    return ModelResponse(parts=[TextPart(handed[-1])])
 
 
-async def _book(ctx: RunContext[Invocation], arguments: dict[str, Any]) -> Any:
+async def _book(ctx: RunContext[Executions], arguments: dict[str, Any]) -> Any:
     """The tool's body: one call of the service; a failure asks the model to retry."""
-    tool = ctx.deps.executions.next()
+    tool = ctx.deps.next()
     try:
-        return await tool(arguments, idempotency_key=ctx.deps.idempotency_key)
+        return await tool(arguments, idempotency_key=ctx.deps.key)
     except httpx.HTTPStatusError as exc:
         raise ModelRetry(f"HTTP {exc.response.status_code}: {exc.response.text}") from exc
     except httpx.HTTPError as exc:
@@ -130,19 +138,22 @@ class PydanticAiController:
     """One pydantic-ai agent run per invocation, its tool raising ``ModelRetry`` on failure."""
 
     client_family = "httpx"
+    model_in_run = True
+    """The workload's model plays the ``FunctionModel`` in the run (retrychaos.workload.inrun)."""
 
     def __init__(self) -> None:
         """Start with no agents: one is built per tool and argument signature on first use."""
-        self._agents: dict[tuple[Any, ...], Agent[Invocation, str]] = {}
+        self._agents: dict[tuple[Any, ...], Agent[Executions, str]] = {}
 
     async def call(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
-        """Run the agent once: the scripted model calls the tool, and ends with what it gets."""
+        """Run the agent once: the scripted model calls the tool, and reacts to what it gets."""
         key = (ctx.tool, signature_key(args))
         agent = self._agents.get(key)
         if agent is None:
-            agent = self._agents[key] = build_agent(ctx.tool, args, _book, Invocation)
-        deps = Invocation(executions=Executions(tool), idempotency_key=ctx.idempotency_key)
-        result = await agent.run(plan_prompt(ctx.tool, args), deps=deps)
+            agent = self._agents[key] = build_agent(ctx.tool, args, _book, Executions)
+        run = Executions(tool, args, key=ctx.idempotency_key, accepts=frozenset(args))
+        with framework_run(run):
+            result = await agent.run(plan_prompt(ctx.tool, args), deps=run)
         return read_output(result.output)
 
 

@@ -36,7 +36,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._common import FrameworkLayer, framework_run, plan_prompt, read_output, signature_key
+from ._common import (
+    Executions,
+    FrameworkLayer,
+    current_run,
+    framework_run,
+    plan_prompt,
+    read_output,
+    signature_key,
+)
 from ._missing import missing_framework
 
 try:
@@ -90,6 +98,8 @@ class PydanticAiTransportController:
     """One agent run per invocation; its HTTP tool retries in pydantic-ai's transport."""
 
     client_family = "httpx2"
+    model_in_run = True
+    """The workload's model plays the ``FunctionModel`` in the run (retrychaos.workload.inrun)."""
 
     def __init__(self, env: Any) -> None:
         """Build the retrying client over the run's network with the contract's client timeout."""
@@ -104,9 +114,11 @@ class PydanticAiTransportController:
         key = request.idempotency_key
         headers = {"Idempotency-Key": key} if key else {}
         try:
-            response = await self.client.request(
-                request.method, request.url, json=arguments, headers=headers
-            )
+            # After a re-plan in the run, its requests are the new invocation's.
+            with current_run().attributed():
+                response = await self.client.request(
+                    request.method, request.url, json=arguments, headers=headers
+                )
             response.raise_for_status()
             return response.json()
         except httpx2.HTTPStatusError as exc:
@@ -121,7 +133,8 @@ class PydanticAiTransportController:
         if agent is None:
             agent = self._agents[key] = build_agent(ctx.tool, args, self._send, Request)
         deps = Request(method=tool.method, url=tool.url, idempotency_key=ctx.idempotency_key)
-        with framework_run():
+        run = Executions(tool, args, key=ctx.idempotency_key, accepts=frozenset(args))
+        with framework_run(run):
             result = await agent.run(plan_prompt(ctx.tool, args), deps=deps)
         return read_output(result.output)
 

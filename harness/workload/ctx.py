@@ -1,0 +1,63 @@
+"""A fast constructor of the :class:`Ctx` each invocation gets (one per call, on the hot path)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..contract import Ctx
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["new_ctx"]
+
+_CTX_FIELDS = (
+    "task_id",
+    "call_id",
+    "tool",
+    "side_effect",
+    "idempotency_key",
+    "idempotency_supported",
+    "deadline",
+    "agent_id",
+    "operation_id",
+    "invocation",
+)
+
+
+def _ctx_factory() -> Callable[..., Ctx]:
+    """A positional constructor of :class:`Ctx` that skips the frozen dataclass's ``__init__``.
+
+    The same object as ``Ctx(...)``, at a third of the cost (one per invocation);
+    if ``Ctx`` ever changes shape, the ordinary constructor.
+    """
+    if tuple(getattr(Ctx, "__slots__", ())) != _CTX_FIELDS:
+
+        def make(*values: Any) -> Ctx:
+            return Ctx(**dict(zip(_CTX_FIELDS, values, strict=True)))
+
+        return make
+    new = object.__new__
+    setters = tuple(Ctx.__dict__[name].__set__ for name in _CTX_FIELDS)
+    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9 = setters
+
+    def fast(*values: Any) -> Ctx:
+        ctx: Ctx = new(Ctx)
+        s0(ctx, values[0])
+        s1(ctx, values[1])
+        s2(ctx, values[2])
+        s3(ctx, values[3])
+        s4(ctx, values[4])
+        s5(ctx, values[5])
+        s6(ctx, values[6])
+        s7(ctx, values[7])
+        s8(ctx, values[8])
+        s9(ctx, values[9])
+        return ctx
+
+    return fast
+
+
+new_ctx = _ctx_factory()
+"""``new_ctx(task_id, call_id, tool, side_effect, key, idempotency_supported, deadline,
+agent_id, operation_id, invocation)``."""

@@ -1,0 +1,65 @@
+"""What the model sees of a controller's answer, and what the trace keeps of it.
+
+Every text a controller puts into the trace passes through here: redacted
+(no planted secret), reproducible (no memory address), short.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..canaries import redact
+from ..escape import safe_text
+from ..world.trace import stable_text
+from .model import Outcome, read_result
+
+__all__: list[str] = []
+
+
+def _raised(exc: Exception) -> tuple[Outcome, dict[str, Any]]:
+    """What the model sees when the controller raised ``exc``."""
+    name = _short(type(exc).__name__)
+    return Outcome(ok=False, decision="raised"), {"error": f"{name}: {_short(exc)}"}
+
+
+def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
+    """What the model sees of the controller's return value, and what the trace keeps of it.
+
+    A value that cannot be read (a dict whose ``get``, ``__contains__`` or
+    items raise) is the controller's fault, not the harness's: the call gave
+    up, and the trace says why.
+    """
+    try:
+        outcome = read_result(result)
+        extra: dict[str, Any] = {}
+        if not outcome.ok and isinstance(result, dict):
+            for name in ("code", "field"):
+                value = result.get(name)
+                extra[name] = value if isinstance(value, int | None) else _short(value)
+            extra["error"] = _short(result.get("error"))
+    except Exception as exc:
+        kind = _short(type(result).__name__)
+        return Outcome(ok=False, decision="raised"), {
+            "error": f"the controller returned a {kind} that cannot be read: "
+            f"{_short(type(exc).__name__)}: {_short(exc)}"
+        }
+    return outcome, extra
+
+
+def _clean(text: str) -> str:
+    """A controller's short word (a decision) as the trace keeps it: redacted, reproducible.
+
+    On the path of every call, so a decision free of canaries and addresses,
+    the usual case, costs three substring tests.
+    """
+    return stable_text(redact(text))
+
+
+def _short(value: Any, limit: int = 200) -> str | None:
+    """A short, redacted, reproducible text for the trace (see :func:`stable_text`).
+
+    Every text a controller puts into the trace passes through here or
+    :func:`_clean`: exception names and texts, a decision's code, field and
+    error, a hook's error. A ``__str__`` that raises gives a placeholder.
+    """
+    return None if value is None else safe_text(value, limit)
