@@ -38,6 +38,7 @@ __all__ = [
     "plan_prompt",
     "read_output",
     "read_plan",
+    "replan_in_run",
     "signature_key",
     "tool_function",
 ]
@@ -257,6 +258,17 @@ class Executions:
 
 _RUN: ContextVar[Executions | None] = ContextVar("retrychaos_framework_run", default=None)
 """The framework run in progress (framework tasks copy the context, so every step sees it)."""
+
+
+def replan_in_run(result: Any) -> dict[str, Any] | None:
+    """The arguments of the model's re-plan after ``result`` was handed back, or None: end the run.
+
+    Outside :func:`framework_run` (a client whose requests the harness counts
+    by other means, such as the MCP controllers) the model ends the run at
+    the first hand-back, and the workload's model re-plans as a new run.
+    """
+    run = _RUN.get()
+    return None if run is None else run.handed_back(result)
 
 
 def current_run() -> Executions:

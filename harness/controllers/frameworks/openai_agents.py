@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from ._common import (
     Executions,
-    current_run,
     framework_run,
     plan_prompt,
     read_output,
     read_plan,
+    replan_in_run,
     signature_key,
     tool_function,
 )
@@ -106,7 +106,7 @@ class ScriptedModel(Model):
             return ModelResponse(output=[call], usage=Usage(), response_id=None)
         last = outputs[-1]
         text = last if isinstance(last, str) else json.dumps(last)
-        again = current_run().handed_back(read_output(text))
+        again = replan_in_run(read_output(text))
         if again is not None:  # the workload's model re-plans, through the runner's loop
             call = function_call(tool, again, call_id=f"call-{len(outputs) + 1}")
             return ModelResponse(output=[call], usage=Usage(), response_id=None)

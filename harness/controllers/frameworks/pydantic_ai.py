@@ -36,11 +36,11 @@ import httpx
 
 from ._common import (
     Executions,
-    current_run,
     framework_run,
     plan_prompt,
     read_output,
     read_plan,
+    replan_in_run,
     signature_key,
     tool_function,
 )
@@ -97,7 +97,7 @@ async def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> Model
         return ModelResponse(
             parts=[TextPart(json.dumps({"error": "the agent handed nothing back"}))]
         )
-    again = current_run().handed_back(read_output(handed[-1]))
+    again = replan_in_run(read_output(handed[-1]))
     if again is not None:
         turn = f"call-{len(messages) // 2 + 1}"
         return ModelResponse(parts=[ToolCallPart(tool, again, tool_call_id=turn)])
