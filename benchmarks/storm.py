@@ -205,11 +205,12 @@ def run_harness(impl: str, agents: int, tasks: int, seed: int, spread: float) ->
         attempts, successes, tasks_done = tally.attempts, tally.tasks_ok, tally.tasks
     started = time.perf_counter()
     try:
-        violations, _metrics, error, _kind = judge(simulation, scenario)
+        judgement = judge(simulation, scenario)
     finally:
         simulation.discard()
     out["judge_s"] = time.perf_counter() - started
-    out["passed"] = error is None and not violations
+    violations = judgement.violations
+    out["passed"] = judgement.error is None and not violations
     out["violated"] = sorted({v["invariant"] for v in violations})
     out.update(
         attempts=attempts,
