@@ -14,14 +14,16 @@ runs, each in a process of its own, one after another:
 - ``reference``: the harness with the reference controller (breaker and audit
   included; it sheds load in the outage, so its totals differ by design).
 
-``--only asyncio`` adds a fourth, for context: the same model as plain asyncio
-coroutines on the harness's virtual event loop, without the harness (no
-services, no trace, no contract): the floor of any fleet made of asyncio
-tasks. It must reproduce the reference totals exactly too.
+- ``asyncio``, for context: the same model as plain asyncio coroutines on the
+  harness's virtual event loop, without the harness (no services, no trace,
+  no contract): the floor of any fleet made of asyncio tasks. It must
+  reproduce the reference totals exactly too.
 
-It prints attempts per second for each, the ratios of the harness's wall
-times to SimPy's, the peak memory of each process, and writes
-``benchmarks/results/storm-<agents>.json``. Exit status 1 if a check fails.
+(``--only`` picks some of them.) It prints attempts per second for each, the
+ratios of the harness's wall times to SimPy's, the peak memory of each
+process, then the goals of issue 18 next to the ratios this run measured
+(:data:`GOALS`), and writes ``benchmarks/results/storm-<agents>.json``. Exit
+status 1 if a check fails (a goal missed is reported, not a failure).
 
 ``wall_s`` is measured inside each process around building the fleet and
 running it (interpreter start-up and imports excluded), as the workload
@@ -52,10 +54,20 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 SCENARIO = HERE / "storm.yaml"
 RESULTS = HERE / "results"
-IMPLS = ("simpy", "minimal", "reference")
-EXTRA = ("asyncio",)
+IMPLS = ("simpy", "asyncio", "minimal", "reference")
+EXTRA = ()
 CONTROLLERS = {"minimal": "benchmarks.storm_controller:factory", "reference": "reference"}
 TOLERANCE = 0.02
+
+# Issue 18's goals and floors: (what, impl, measure, goal, floor); ratios to SimPy
+# unless the measure is "judge" (judging time over simulating time, same impl).
+GOALS = (
+    ("minimal simulation", "minimal", "wall", 2.0, 4.5),
+    ("reference simulation", "reference", "wall", 3.0, 4.0),
+    ("reference whole process", "reference", "process", 3.0, None),
+    ("minimal judging / simulating", "minimal", "judge", 0.2, 0.2),
+    ("reference judging / simulating", "reference", "judge", 0.2, 0.2),
+)
 
 # Workload constants (docs/performance.md, "The yardstick": the storm workload).
 LATENCY = 0.05
@@ -320,6 +332,52 @@ def table(results: dict[str, dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def goals(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each goal of :data:`GOALS` with the ratio this run measured (those it can measure)."""
+    base = results.get("simpy")
+    rows: list[dict[str, Any]] = []
+    for what, impl, measure, goal, floor in GOALS:
+        row = results.get(impl)
+        if row is None or (base is None and measure != "judge"):
+            continue
+        if measure == "judge":
+            ratio = row["judge_s"] / row["wall_s"]
+        elif measure == "process":
+            ratio = row["process_s"] / base["process_s"]
+        else:
+            ratio = row["wall_s"] / base["wall_s"]
+        rows.append(
+            {
+                "goal": what,
+                "measured": round(ratio, 3),
+                "target": goal,
+                "floor": floor,
+                "met": ratio <= goal,
+                "floor_met": None if floor is None else ratio <= floor,
+            }
+        )
+    return rows
+
+
+def goal_lines(rows: list[dict[str, Any]], results: dict[str, dict[str, Any]]) -> str:
+    """The goals next to the ratios measured, and the asyncio floor for context."""
+    lines = ["goals (issue 18), this run:"]
+    for row in rows:
+        judge = row["goal"].endswith("simulating")
+        shown = f"{row['measured']:.0%}" if judge else f"{row['measured']:.2f}x"
+        target = f"<= {row['target']:.0%}" if judge else f"<= {row['target']:g}x"
+        floor = "" if row["floor"] is None or judge else f", at least <= {row['floor']:g}x"
+        verdict = "met" if row["met"] else "missed"
+        if not row["met"] and row["floor_met"] and not judge:
+            verdict = "missed (floor met)"
+        lines.append(f"  {row['goal']:<32} {shown:>7}  goal {target}{floor}: {verdict}")
+    base, floor_row = results.get("simpy"), results.get("asyncio")
+    if base is not None and floor_row is not None:
+        ratio = floor_row["wall_s"] / base["wall_s"]
+        lines.append(f"  {'asyncio floor (no harness)':<32} {ratio:>6.2f}x")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line; run one implementation or all side by side."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -352,6 +410,8 @@ def main(argv: list[str] | None = None) -> int:
             if impl != "simpy":
                 row["process_ratio_to_simpy"] = round(row["process_s"] / base["process_s"], 3)
     sys.stdout.write(table(results) + "\n")
+    measured = goals(results)
+    sys.stdout.write(goal_lines(measured, results) + "\n")
     for note in notes:
         sys.stdout.write(f"note: {note}\n")
     document = {
@@ -377,6 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "results": results,
+        "goals": measured,
         "notes": notes,
     }
     out = args.out or RESULTS / f"storm-{args.agents}.json"

@@ -332,7 +332,7 @@ def judge(
             violations=[], metrics=tally_metrics(recorder), error=error, error_kind=error_kind
         )
     try:
-        with quiet_collector():  # the trace is millions of objects the collector need not scan
+        with quiet_collector(off=True):  # the trace: millions of objects not worth scanning
             return _judged(simulation, scenario, progress)
     except Exception as exc:
         error = (

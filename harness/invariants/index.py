@@ -153,7 +153,7 @@ class TraceIndex:
                     (data.get("outcome"), data.get("status"), data.get("code")), response
                 )
             found = self.memo[_ANSWERS] = list(seen.values())
-        return found  # type: ignore[no-any-return]
+        return found
 
     def task(self, name: str) -> TaskInfo:
         """Return the task called ``name``, creating an empty record on first use."""
