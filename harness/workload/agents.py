@@ -24,6 +24,7 @@ from ..world.loop import sleep
 from ..world.sdk import SdkLayer
 from ..world.tool import SyncTool, Tool
 from ..world.trace import stable_text
+from .frames import let_go
 from .model import Model, Outcome, read_result
 from .raised import controller_traceback
 
@@ -196,14 +197,17 @@ class Fleet:
                 tool = self._tool(spec, meta)
                 raised: tuple[Outcome, dict[str, Any]] | None = None
                 token = CURRENT_CALL.set(meta)
+                running = self.controller.call(tool, dict(args), ctx)
+                top = getattr(running, "cr_frame", None)
                 try:
-                    result = await self.controller.call(tool, dict(args), ctx)
+                    result = await running
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # the controller gave up by raising
                     raised = self._raised(exc)
                 finally:
                     CURRENT_CALL.reset(token)
+                    let_go(meta, top)
                 outcome = raised if raised is not None else _read(result)
             else:
                 outcome = await self._invoke(spec, meta, args, ctx)

@@ -132,6 +132,8 @@ _GC_THRESHOLDS = (50_000, 20, 20)
 def quiet_collector(*, off: bool = False) -> Iterator[None]:
     """Freeze what exists, raise the collector's thresholds; restore both afterwards.
 
+    What exists at the end is then left to the oldest generation's collections.
+
     ``off``: no collection at all until the end (judging a trace, which makes
     an index of it and almost no garbage cycles: a collection would only scan it).
     """
@@ -144,7 +146,10 @@ def quiet_collector(*, off: bool = False) -> Iterator[None]:
     try:
         yield
     finally:
+        # What the block made (a trace, an index) joins the oldest generation
+        # unscanned: the collector's next young collection would only walk it.
+        gc.freeze()
+        gc.unfreeze()
         if enabled:
             gc.enable()
         gc.set_threshold(*thresholds)
-        gc.unfreeze()
