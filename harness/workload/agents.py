@@ -197,9 +197,10 @@ class Fleet:
                 tool = self._tool(spec, meta)
                 raised: tuple[Outcome, dict[str, Any]] | None = None
                 token = CURRENT_CALL.set(meta)
-                running = self.controller.call(tool, dict(args), ctx)
-                top = getattr(running, "cr_frame", None)
+                top = None  # the frame of the call's coroutine (workload/frames.py)
                 try:
+                    running = self.controller.call(tool, dict(args), ctx)
+                    top = getattr(running, "cr_frame", None)
                     result = await running
                 except asyncio.CancelledError:
                     raise
