@@ -14,14 +14,16 @@ runs, each in a process of its own, one after another:
 - ``reference``: the harness with the reference controller (breaker and audit
   included; it sheds load in the outage, so its totals differ by design).
 
-``--only asyncio`` adds a fourth, for context: the same model as plain asyncio
-coroutines on the harness's virtual event loop, without the harness (no
-services, no trace, no contract): the floor of any fleet made of asyncio
-tasks. It must reproduce the reference totals exactly too.
+- ``asyncio``, for context: the same model as plain asyncio coroutines on the
+  harness's virtual event loop, without the harness (no services, no trace,
+  no contract): the floor of any fleet made of asyncio tasks. It must
+  reproduce the reference totals exactly too.
 
-It prints attempts per second for each, the ratios of the harness's wall
-times to SimPy's, the peak memory of each process, and writes
-``benchmarks/results/storm-<agents>.json``. Exit status 1 if a check fails.
+(``--only`` picks some of them.) It prints attempts per second for each, the
+ratios of the harness's wall times to SimPy's, the peak memory of each
+process, then the goals of issue 18 next to the ratios this run measured
+(:data:`GOALS`), and writes ``benchmarks/results/storm-<agents>.json``. Exit
+status 1 if a check fails (a goal missed is reported, not a failure).
 
 ``wall_s`` is measured inside each process around building the fleet and
 running it (interpreter start-up and imports excluded), as the workload
@@ -52,10 +54,20 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 SCENARIO = HERE / "storm.yaml"
 RESULTS = HERE / "results"
-IMPLS = ("simpy", "minimal", "reference")
-EXTRA = ("asyncio",)
+IMPLS = ("simpy", "asyncio", "minimal", "reference")
+EXTRA = ()
 CONTROLLERS = {"minimal": "benchmarks.storm_controller:factory", "reference": "reference"}
 TOLERANCE = 0.02
+
+# Issue 18's goals and floors: (what, impl, measure, goal, floor); ratios to SimPy
+# unless the measure is "judge" (judging time over simulating time, same impl).
+GOALS = (
+    ("minimal simulation", "minimal", "wall", 2.0, 4.5),
+    ("reference simulation", "reference", "wall", 3.0, 4.0),
+    ("reference whole process", "reference", "process", 3.0, None),
+    ("minimal judging / simulating", "minimal", "judge", 0.2, 0.2),
+    ("reference judging / simulating", "reference", "judge", 0.2, 0.2),
+)
 
 # Workload constants (docs/performance.md, "The yardstick": the storm workload).
 LATENCY = 0.05
@@ -84,7 +96,7 @@ def run_simpy(agents: int, tasks: int, seed: int, spread: float) -> dict[str, An
         import simpy  # noqa: PLC0415 (a benchmark-only dependency)
     except ImportError:
         sys.exit("simpy is not installed: pip install -e '.[bench]'")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     env = simpy.Environment()
     totals = {"attempts": 0, "successes": 0, "giveups": 0, "virtual_end": 0.0}
 
@@ -119,7 +131,7 @@ def run_simpy(agents: int, tasks: int, seed: int, spread: float) -> dict[str, An
     for i in range(agents):
         env.process(agent(i))
     env.run()
-    return {**totals, "wall_s": time.perf_counter() - started}
+    return {**totals, "wall_s": time.perf_counter() - started, "cpu_s": time.process_time() - cpu}
 
 
 def run_asyncio(agents: int, tasks: int, seed: int, spread: float) -> dict[str, Any]:
@@ -129,7 +141,7 @@ def run_asyncio(agents: int, tasks: int, seed: int, spread: float) -> dict[str, 
     from retrychaos.world.clock import VirtualClock  # noqa: PLC0415
     from retrychaos.world.loop import VirtualEventLoop  # noqa: PLC0415
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     clock = VirtualClock()
     loop = VirtualEventLoop(clock)
     totals = {"attempts": 0, "successes": 0, "giveups": 0, "virtual_end": 0.0}
@@ -169,7 +181,7 @@ def run_asyncio(agents: int, tasks: int, seed: int, spread: float) -> dict[str, 
         loop.run_until_complete(fleet())
     finally:
         loop.close()
-    return {**totals, "wall_s": time.perf_counter() - started}
+    return {**totals, "wall_s": time.perf_counter() - started, "cpu_s": time.process_time() - cpu}
 
 
 def run_harness(impl: str, agents: int, tasks: int, seed: int, spread: float) -> dict[str, Any]:
@@ -189,13 +201,13 @@ def run_harness(impl: str, agents: int, tasks: int, seed: int, spread: float) ->
     controller = resolve(CONTROLLERS[impl])
     mode = trace_mode(scenario)
     prepare()  # imports every run shares: not part of the run
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     simulation = simulate(scenario, controller, seed, trace=mode)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     recorder = simulation.recorder
     if recorder is None or simulation.error is not None:
         sys.exit(f"the run failed: {simulation.error}")
-    out: dict[str, Any] = {"wall_s": wall, "trace": mode, "events": recorder.count}
+    out: dict[str, Any] = {"wall_s": wall, "cpu_s": cpu, "trace": mode, "events": recorder.count}
     if mode == "keep":
         attempts = sum(event.kind == "request" for event in recorder.events)
         ends = [event for event in recorder.events if event.kind == "task_end"]
@@ -203,13 +215,15 @@ def run_harness(impl: str, agents: int, tasks: int, seed: int, spread: float) ->
     else:  # parts: the recorder counted what it wrote to disk
         tally = recorder.tally
         attempts, successes, tasks_done = tally.attempts, tally.tasks_ok, tally.tasks
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     try:
-        violations, _metrics, error, _kind = judge(simulation, scenario)
+        judgement = judge(simulation, scenario)
     finally:
         simulation.discard()
     out["judge_s"] = time.perf_counter() - started
-    out["passed"] = error is None and not violations
+    out["judge_cpu_s"] = time.process_time() - cpu
+    violations = judgement.violations
+    out["passed"] = judgement.error is None and not violations
     out["violated"] = sorted({v["invariant"] for v in violations})
     out.update(
         attempts=attempts,
@@ -301,22 +315,81 @@ def check(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> list[
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
-    """The side-by-side table."""
+    """The side-by-side table (``x simpy``: wall time; ``x cpu``: CPU time, steadier under load)."""
     base = results.get("simpy")
     header = (
-        f"{'impl':<10} {'wall_s':>9} {'attempts/s':>11} {'x simpy':>8} {'judge_s':>8} "
-        f"{'process_s':>9} {'peak_MB':>8}  attempts/successes/giveups  check"
+        f"{'impl':<10} {'wall_s':>9} {'cpu_s':>8} {'attempts/s':>11} {'x simpy':>8} {'x cpu':>6} "
+        f"{'judge_s':>8} {'process_s':>9} {'peak_MB':>8}  attempts/successes/giveups  check"
     )
     rows = [header]
     for impl, r in results.items():
         ratio = f"{r['wall_s'] / base['wall_s']:.2f}" if base is not None else "-"
+        cpu = f"{r['cpu_s'] / base['cpu_s']:.2f}" if base is not None else "-"
         judge = f"{r['judge_s']:.2f}" if r.get("judge_s") is not None else "-"
         rows.append(
-            f"{impl:<10} {r['wall_s']:>9.3f} {r['attempts_per_s']:>11,.0f} {ratio:>8} {judge:>8} "
-            f"{r['process_s']:>9.2f} {r['peak_rss_mb']:>8.0f}  "
+            f"{impl:<10} {r['wall_s']:>9.3f} {r['cpu_s']:>8.3f} {r['attempts_per_s']:>11,.0f} "
+            f"{ratio:>8} {cpu:>6} {judge:>8} {r['process_s']:>9.2f} {r['peak_rss_mb']:>8.0f}  "
             f"{r['attempts']}/{r['successes']}/{r['giveups']}  {r.get('check', '')}"
         )
     return "\n".join(rows)
+
+
+_MEASURES = {  # measure -> (numerator, denominator, same impl?) for wall and for CPU time
+    "wall": (("wall_s", "wall_s", False), ("cpu_s", "cpu_s", False)),
+    "process": (("process_s", "process_s", False), ("process_cpu_s", "process_cpu_s", False)),
+    "judge": (("judge_s", "wall_s", True), ("judge_cpu_s", "cpu_s", True)),
+}
+
+
+def goals(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each goal of :data:`GOALS` with the ratios this run measured, by wall and by CPU time."""
+    base = results.get("simpy")
+    rows: list[dict[str, Any]] = []
+    for what, impl, measure, goal, floor in GOALS:
+        row = results.get(impl)
+        if row is None or (base is None and measure != "judge"):
+            continue
+        ratios = []
+        for top, bottom, same in _MEASURES[measure]:
+            under = row if same else base
+            assert under is not None  # noqa: S101 (checked above)
+            ratios.append(row[top] / under[bottom])
+        wall, cpu = ratios
+        rows.append(
+            {
+                "goal": what,
+                "measured": round(wall, 3),
+                "measured_cpu": round(cpu, 3),
+                "target": goal,
+                "floor": floor,
+                "met": wall <= goal,
+                "met_cpu": cpu <= goal,
+                "floor_met": None if floor is None else wall <= floor,
+                "floor_met_cpu": None if floor is None else cpu <= floor,
+            }
+        )
+    return rows
+
+
+def goal_lines(rows: list[dict[str, Any]], results: dict[str, dict[str, Any]]) -> str:
+    """The goals next to the ratios measured (wall time, then CPU time), and the asyncio floor."""
+    lines = ["goals (issue 18), this run, by wall time / by CPU time:"]
+    for row in rows:
+        judge = row["goal"].endswith("simulating")
+        form = "{:.0%}" if judge else "{:.2f}x"
+        shown = f"{form.format(row['measured'])} / {form.format(row['measured_cpu'])}"
+        target = f"<= {row['target']:.0%}" if judge else f"<= {row['target']:g}x"
+        floor = "" if row["floor"] is None or judge else f" (at least <= {row['floor']:g}x)"
+        verdict = "met" if row["met_cpu"] else "missed"
+        if not row["met_cpu"] and row["floor_met_cpu"] and not judge:
+            verdict = "missed, floor met"
+        lines.append(f"  {row['goal']:<31} {shown:>15}  goal {target}{floor}: {verdict} (CPU)")
+    base, floor_row = results.get("simpy"), results.get("asyncio")
+    if base is not None and floor_row is not None:
+        wall = floor_row["wall_s"] / base["wall_s"]
+        cpu = floor_row["cpu_s"] / base["cpu_s"]
+        lines.append(f"  {'asyncio floor (no harness)':<31} {f'{wall:.2f}x / {cpu:.2f}x':>15}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -351,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
             if impl != "simpy":
                 row["process_ratio_to_simpy"] = round(row["process_s"] / base["process_s"], 3)
     sys.stdout.write(table(results) + "\n")
+    measured = goals(results)
+    sys.stdout.write(goal_lines(measured, results) + "\n")
     for note in notes:
         sys.stdout.write(f"note: {note}\n")
     document = {
@@ -376,6 +451,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "results": results,
+        "goals": measured,
         "notes": notes,
     }
     out = args.out or RESULTS / f"storm-{args.agents}.json"

@@ -7,6 +7,7 @@ pure function of the trace; rates are None when their denominator is zero.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Mapping
@@ -151,25 +152,27 @@ class MetricsTotals:
         """Add the events of one part of the trace (``shared``: count agent-less ones)."""
         index = index_of(events)
         ops: set[str] = {op for op in index.ops if op is not None}
+
+        def own(kind: str) -> list[TraceEvent]:
+            found = index.of_kind(kind)
+            return found if shared else [event for event in found if event.agent is not None]
+
+        ops.update(event.op for event in own("call_start") if event.op is not None)
+        commits: Counter[str | None] = Counter(event.op for event in own("commit"))
+        decided = own("decision")
+        self.decisions.update(str(event.data.get("decision")) for event in decided)
+        counted = [a for a in index.attempts if shared or a.request.agent is not None]
         last_act: dict[str, float] = {}
-        commits: Counter[str | None] = Counter()
-        for event in events:
-            if event.agent is None and not shared:
-                continue
-            kind = event.kind
-            if kind == "call_start" and event.op is not None:
-                ops.add(event.op)
-            elif kind == "commit":
-                commits[event.op] += 1
-            elif kind == "decision":
-                self.decisions[str(event.data.get("decision"))] += 1
-            if kind in {"request", "decision"} and event.task is not None:
-                last_act[event.task] = max(last_act.get(event.task, event.at), event.at)
+        for event in itertools.chain((a.request for a in counted), decided):
+            task = event.task
+            if task is not None:
+                last = last_act.get(task)
+                if last is None or event.at > last:
+                    last_act[task] = event.at
         self.duplicates += sum(
             count - 1 for op, count in commits.items() if op is not None and count > 1
         )
         self.opless_commits += commits[None]
-        counted = [a for a in index.attempts if shared or a.request.agent is not None]
         self.ops += len(ops)
         self.reaching += sum(1 for attempt in counted if attempt.reached)
         self.sent += len(counted)

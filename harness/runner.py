@@ -332,28 +332,31 @@ def judge(
             violations=[], metrics=tally_metrics(recorder), error=error, error_kind=error_kind
         )
     try:
-        if simulation.parts is not None and recorder is not None:
-            told = progress
-            verdict = judge_in_parts(
-                simulation.parts,
-                scenario,
-                progress=None if told is None else lambda k, n: told(f"judging part {k} of {n}"),
-            )
-            violations = [v.record() for v in verdict.violations]
-            metrics = {
-                **verdict.metrics.as_dict(),
-                "events": recorder.count,
-                "violations_found": verdict.totals,
-            }
-            verdicts, vacuous, happened = verdict.verdicts, verdict.vacuous, verdict.must_happen
-        else:
-            events = simulation.events
-            violations = [v.record() for v in check_all(events, scenario)]
-            metrics = compute_metrics(events, scenario).as_dict()
-            exercise = exercise_of(events, scenario)
-            verdicts = exercise.verdicts(v["invariant"] for v in violations)
-            vacuous = exercise.vacuous()
-            happened = exercise.happened()
+        with quiet_collector(off=True):  # the trace: millions of objects not worth scanning
+            if simulation.parts is not None and recorder is not None:
+                told = progress
+                verdict = judge_in_parts(
+                    simulation.parts,
+                    scenario,
+                    progress=None
+                    if told is None
+                    else lambda k, n: told(f"judging part {k} of {n}"),
+                )
+                violations = [v.record() for v in verdict.violations]
+                metrics = {
+                    **verdict.metrics.as_dict(),
+                    "events": recorder.count,
+                    "violations_found": verdict.totals,
+                }
+                verdicts, vacuous, happened = verdict.verdicts, verdict.vacuous, verdict.must_happen
+            else:
+                events = simulation.events
+                violations = [v.record() for v in check_all(events, scenario)]
+                metrics = compute_metrics(events, scenario).as_dict()
+                exercise = exercise_of(events, scenario)
+                verdicts = exercise.verdicts(v["invariant"] for v in violations)
+                vacuous = exercise.vacuous()
+                happened = exercise.happened()
     except Exception as exc:
         error = (
             f"internal error while judging: {type(exc).__name__}: {exc}\n" + traceback.format_exc()

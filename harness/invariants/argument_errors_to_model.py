@@ -146,7 +146,7 @@ class ArgumentErrorsToModel:
     def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
         """Exercised when some response was a 400/422 argument error."""
         del scenario
-        return any(event.kind == "response" and _is_argument_error(event) for event in events)
+        return any(_is_argument_error(answer) for answer in index_of(events).answers())
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Flag resends of rejected arguments, then judge each affected call's decision."""

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
     from .base import Shards
+    from .index import TraceIndex
 
 __all__ = ["INVARIANT", "BreakerShedsLoad", "Outage", "outages"]
 
@@ -156,18 +157,18 @@ class _Counts:
         if not judged:
             return
         index = index_of(events)
-        for event in events:
-            if event.kind not in {"call_start", "request"} or (not shared and event.agent is None):
-                continue
-            for i, outage in enumerate(judged):
-                if event.tool != outage.tool or not outage.late_start <= event.at < outage.end:
-                    continue
-                if event.kind == "call_start":
-                    self.calls[i] += 1
-                else:
-                    self.attempts[i] += 1
-                    kind = sender_of(index.by_request[event.seq], index).kind
-                    self.senders[i][kind] = self.senders[i].get(kind, 0) + 1
+        # The checker and the trigger count the same trace: the second reuses the first's.
+        key = (ID, tuple(judged), shared)
+        counted = index.memo.get(key)
+        if counted is None:
+            counted = index.memo[key] = _count(judged, index, shared=shared)
+        calls, attempts, senders = counted
+        for i in range(len(judged)):
+            self.calls[i] += calls[i]
+            self.attempts[i] += attempts[i]
+            mine = self.senders[i]
+            for kind, n in senders[i].items():
+                mine[kind] = mine.get(kind, 0) + n
 
     @property
     def happened(self) -> bool:
@@ -209,6 +210,32 @@ class _Counts:
                 )
             )
         return violations
+
+
+def _count(
+    judged: list[Outage], index: TraceIndex, *, shared: bool
+) -> tuple[list[int], list[int], list[dict[str, int]]]:
+    """Calls and attempts (by sender) in each outage's late window, for :meth:`_Counts.add`."""
+    calls = [0] * len(judged)
+    attempts = [0] * len(judged)
+    senders: list[dict[str, int]] = [{} for _ in judged]
+    windows = [(i, o.tool, o.late_start, o.end) for i, o in enumerate(judged)]
+    for event in index.of_kind("call_start"):
+        if not shared and event.agent is None:
+            continue
+        for i, tool, start, end in windows:
+            if event.tool == tool and start <= event.at < end:
+                calls[i] += 1
+    for attempt in index.attempts:
+        event = attempt.request
+        if not shared and event.agent is None:
+            continue
+        for i, tool, start, end in windows:
+            if event.tool == tool and start <= event.at < end:
+                attempts[i] += 1
+                kind = sender_of(attempt, index).kind
+                senders[i][kind] = senders[i].get(kind, 0) + 1
+    return calls, attempts, senders
 
 
 INVARIANT = BreakerShedsLoad()

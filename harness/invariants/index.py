@@ -39,6 +39,8 @@ __all__ = [
 OK_OUTCOMES = frozenset({"ok", "replayed"})
 """Outcomes of a successful attempt."""
 
+_ANSWERS = "index.answers"
+
 
 @dataclass(slots=True, eq=False)
 class Attempt:
@@ -126,6 +128,32 @@ class TraceIndex:
     calls: dict[str, CallInfo] = field(default_factory=dict)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     audits: list[TraceEvent] = field(default_factory=list)
+    kinds: dict[str, list[TraceEvent]] = field(default_factory=dict)
+    """The events of each kind but ``request`` (see :attr:`attempts`), in trace order."""
+    memo: dict[Any, Any] = field(default_factory=dict)
+    """What a checker derived from this trace, for another pass over it to reuse (by a key
+    that names the checker and what it was derived for)."""
+
+    def of_kind(self, kind: str) -> list[TraceEvent]:
+        """Return the events of ``kind`` (not ``request``), in trace order."""
+        return self.kinds.get(kind, [])
+
+    def answers(self) -> list[TraceEvent]:
+        """Return the first response of each (outcome, status, code), in trace order.
+
+        A rule that asks whether *some* response was of a kind, by those three
+        fields alone, asks it of these few instead of every response.
+        """
+        found = self.memo.get(_ANSWERS)
+        if found is None:
+            seen: dict[tuple[Any, Any, Any], TraceEvent] = {}
+            for response in self.of_kind("response"):
+                data = response.data
+                seen.setdefault(
+                    (data.get("outcome"), data.get("status"), data.get("code")), response
+                )
+            found = self.memo[_ANSWERS] = list(seen.values())
+        return found
 
     def task(self, name: str) -> TaskInfo:
         """Return the task called ``name``, creating an empty record on first use."""
@@ -198,7 +226,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:
     """Index ``events`` in one pass (requests and responses inline: most events are)."""
     index = TraceIndex(events=events)
     attempts, by_request, by_response = index.attempts, index.by_request, index.by_response
-    ops, calls, tasks = index.ops, index.calls, index.tasks
+    ops, calls, tasks, kinds = index.ops, index.calls, index.tasks, index.kinds
     waiting: _Waiting = {}
     for event in events:
         kind = event.kind
@@ -224,12 +252,14 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:
                 if call_info is None:
                     call_info = calls[call] = CallInfo(call=call)
                 call_info.attempts.append(attempt)
-        elif kind == "response":
-            pending = waiting.get(event.op)
-            if pending:
-                _answer(pending, event, by_response)
         else:
-            _add_other(index, event)
+            kinds.setdefault(kind, []).append(event)
+            if kind == "response":
+                pending = waiting.get(event.op)
+                if pending:
+                    _answer(pending, event, by_response)
+            else:
+                _add_other(index, event)
     return index
 
 

@@ -80,7 +80,7 @@ class NoRetryOnPermanent:
     def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
         """Exercised when some response was a permanent rejection."""
         del scenario
-        return any(event.kind == "response" and _is_permanent(event) for event in events)
+        return any(_is_permanent(answer) for answer in index_of(events).answers())
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Remember each permanent rejection by op and arguments; flag the first resend."""

@@ -94,7 +94,7 @@ class UnknownRetriedAtMostOnce:
     def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
         """Exercised when some response was UNKNOWN (see :func:`is_unknown`)."""
         del scenario
-        return any(event.kind == "response" and is_unknown(event) for event in events)
+        return any(is_unknown(answer) for answer in index_of(events).answers())
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Walk each op's answers; count the requests that follow an UNKNOWN one."""

@@ -23,6 +23,7 @@ from ..world.loop import sleep
 from ..world.sdk import SdkLayer
 from ..world.tool import SyncTool, Tool
 from .ctx import new_ctx
+from .frames import let_go
 from .inrun import SEAT, Operation, Reask, Seat
 from .model import Model, Outcome
 from .raised import controller_traceback
@@ -188,8 +189,11 @@ class Fleet:
                 raised: tuple[Outcome, dict[str, Any]] | None = None
                 token = CURRENT_CALL.set(meta)
                 seated = SEAT.set(Seat(self, state)) if self.model_in_run else None
+                top = None  # the frame of the call's coroutine (workload/frames.py)
                 try:
-                    result = await self.controller.call(tool, dict(state.args), ctx)
+                    running = self.controller.call(tool, dict(state.args), ctx)
+                    top = getattr(running, "cr_frame", None)
+                    result = await running
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # the controller gave up by raising
@@ -198,6 +202,7 @@ class Fleet:
                     if seated is not None:
                         SEAT.reset(seated)
                     CURRENT_CALL.reset(token)
+                    let_go(meta, top)
                 outcome = raised if raised is not None else _read(result)
             else:
                 outcome = await self._invoke(spec, meta, state.args, ctx)

@@ -30,6 +30,10 @@ class CallMeta:
     """The agent's own fault RNG: draws do not depend on how agents interleave."""
     layer: str = "controller"
     """``controller`` for attempts the controller makes, ``sdk`` for the SDK layer's retries."""
+    raised: list[BaseException] | None = None
+    """The failures the direct transport raised to the controller in this invocation: the
+    workload lets go of their frames once the controller's call has returned
+    (:func:`~retrychaos.workload.frames.let_go`)."""
 
 
 CURRENT_CALL: ContextVar[CallMeta | None] = ContextVar("retrychaos_current_call", default=None)

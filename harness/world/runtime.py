@@ -129,13 +129,27 @@ _GC_THRESHOLDS = (50_000, 20, 20)
 
 
 @contextlib.contextmanager
-def quiet_collector() -> Iterator[None]:
-    """Freeze what exists, raise the collector's thresholds; restore both afterwards."""
+def quiet_collector(*, off: bool = False) -> Iterator[None]:
+    """Freeze what exists, raise the collector's thresholds; restore both afterwards.
+
+    What exists at the end is then left to the oldest generation's collections.
+
+    ``off``: no collection at all until the end (judging a trace, which makes
+    an index of it and almost no garbage cycles: a collection would only scan it).
+    """
     thresholds = gc.get_threshold()
+    enabled = gc.isenabled()
     gc.freeze()
     gc.set_threshold(*_GC_THRESHOLDS)
+    if off:
+        gc.disable()
     try:
         yield
     finally:
-        gc.set_threshold(*thresholds)
+        # What the block made (a trace, an index) joins the oldest generation
+        # unscanned: the collector's next young collection would only walk it.
+        gc.freeze()
         gc.unfreeze()
+        if enabled:
+            gc.enable()
+        gc.set_threshold(*thresholds)

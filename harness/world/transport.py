@@ -107,7 +107,20 @@ async def attempt_direct(
             return reply.value
         if 200 <= reply.status < 300:  # noqa: PLR2004
             return json.loads(reply.body)  # what response.json() gives
-    return family.failed(answer, spec, args, idempotency_key, memo_key)
+    try:
+        return family.failed(answer, spec, args, idempotency_key, memo_key)
+    except Exception as exc:
+        _raised_to(meta, exc)
+        raise
+
+
+def _raised_to(meta: CallMeta | None, exc: Exception) -> None:
+    """Note that ``exc`` goes to the controller, for the workload to let go of its frames."""
+    if meta is not None:
+        if meta.raised is None:
+            meta.raised = [exc]
+        else:
+            meta.raised.append(exc)
 
 
 # --- httpx objects for failures (see :class:`~retrychaos.world.families.Family`) ---
