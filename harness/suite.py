@@ -157,6 +157,7 @@ def execute(
     watchdog_s: float = 5.0,
     on_phase: Callable[[Case, str], None] | None = None,
     keep_failing: bool = True,
+    on_start: Callable[[Case], None] | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` (in ``jobs`` worker processes) and return results in case order.
 
@@ -166,11 +167,12 @@ def execute(
     result as its case finishes (with several jobs, not in case order);
     ``on_phase(case, phase)`` hears what a case is doing (see :func:`run_case`).
     ``keep_failing=False`` drops every trace (only the verdicts are wanted).
+    ``on_start(case)`` hears each case as it is handed to a worker.
     """
     want = keep_events or (lambda _case: False)
     done: dict[int, CaseResult] = {}
     for index, result in _iterate(
-        cases, jobs, want, watchdog_s, on_phase, keep_failing=keep_failing
+        cases, jobs, want, watchdog_s, on_phase, keep_failing=keep_failing, on_start=on_start
     ):
         done[index] = result
         if on_done is not None:
@@ -186,6 +188,7 @@ def _iterate(
     on_phase: Callable[[Case, str], None] | None,
     *,
     keep_failing: bool,
+    on_start: Callable[[Case], None] | None = None,
 ) -> Iterator[tuple[int, CaseResult]]:
     """Each case's index and result, as the cases finish."""
     if not cases:
@@ -200,6 +203,7 @@ def _iterate(
         processes=processes,
         on_phase=None if on_phase is None else lambda i, what: on_phase(cases[i], what),
         on_death=lambda i, message: failed(cases[i], message),
+        on_give=None if on_start is None else lambda i: on_start(cases[i]),
     )
 
 
