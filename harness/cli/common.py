@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_WATCHDOG_S",
+    "Invariants",
     "Jobs",
     "Keyword",
     "Seeds",
@@ -41,7 +42,7 @@ __all__ = [
     "watchdog_seconds",
 ]
 
-# The options `run` and `selftest` share, declared once.
+# The options `run`, `replay` and `selftest` share, declared once.
 Keyword = Annotated[
     str | None,
     typer.Option(
@@ -65,6 +66,15 @@ Seeds = Annotated[
     typer.Option(
         help="Seeds: a count (3 runs 1..3), a list (1,5,9) or a range (1-10).",
         metavar="N|S1,S2|A-B",
+        show_default=False,
+    ),
+]
+Invariants = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--invariant",
+        help="Judge only this invariant id; repeatable (default: all).",
+        metavar="ID",
         show_default=False,
     ),
 ]

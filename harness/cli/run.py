@@ -20,6 +20,7 @@ from ..suite import Case, execute, plan
 from ..world.spec import ModelPolicy  # noqa: TC001 (typer reads the annotations at run time)
 from .common import (
     DEFAULT_WATCHDOG_S,
+    Invariants,
     Jobs,
     Keyword,
     Seeds,
@@ -82,15 +83,7 @@ def run(
     ] = None,
     keyword: Keyword = None,
     tag: Tags = None,
-    invariant: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--invariant",
-            help="Judge only this invariant id; repeatable (default: all).",
-            metavar="ID",
-            show_default=False,
-        ),
-    ] = None,
+    invariant: Invariants = None,
     report: Annotated[
         Path | None,
         typer.Option(
@@ -212,15 +205,7 @@ def replay(
         ),
     ] = "reference",
     seed: Annotated[int, typer.Option(help="Seed.", metavar="S")] = 1,
-    invariant: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--invariant",
-            help="Judge only this invariant id; repeatable (default: all).",
-            metavar="ID",
-            show_default=False,
-        ),
-    ] = None,
+    invariant: Invariants = None,
     paths: Annotated[
         list[Path] | None,
         typer.Argument(

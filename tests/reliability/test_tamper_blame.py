@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from retrychaos.cli.tampering import FolderWatch
-from retrychaos.runner import CaseResult
 from retrychaos.scenario import load_scenario
-from retrychaos.suite import Case
+from retrychaos.suite import Case, failed
+
+if TYPE_CHECKING:
+    from retrychaos.runner import CaseResult
 
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "transient" / "burst-503-clears.yaml"
 
@@ -93,17 +97,8 @@ def _case(controller: str) -> Case:
 
 
 def _result(case: Case) -> CaseResult:
-    scenario = case.scenario
-    return CaseResult(
-        scenario=scenario.name,
-        suite=scenario.suite,
-        controller=case.controller,
-        seed=case.seed,
-        passed=True,
-        violations=[],
-        metrics={},
-        source=scenario.source,
-    )
+    """A passing result of ``case`` (the shape of a failed one, cleared)."""
+    return replace(failed(case, "-"), passed=True, error=None, error_kind=None)
 
 
 def test_a_case_started_after_the_change_was_found_is_never_blamed() -> None:
