@@ -201,3 +201,31 @@ def test_an_escape_in_the_world_fixture_fails_its_own_test(hostile: pytest.Pytes
     result.stdout.fnmatch_lines(
         ["E       AssertionError: assert {'ok': True*} == 'not what came back'"]
     )
+
+
+CTRL_C = """
+import os
+import signal
+
+import pytest
+
+
+@pytest.mark.retrychaos(tools=[{"name": "weather", "method": "GET"}])
+def test_ctrl_c_during_the_run(retrychaos_world):
+    async def main(session):
+        os.kill(os.getpid(), signal.SIGINT)  # as a terminal's Ctrl-C reaches the process
+
+    retrychaos_world.run(main)
+
+
+def test_never_reached():
+    pass
+"""
+
+
+def test_a_sigint_during_the_world_run_is_still_ctrl_c(hostile: pytest.Pytester):
+    """A SIGINT that reaches the process during retrychaos_world.run stops the session, as Ctrl-C does."""
+    hostile.makepyfile(test_user_ctrl_c=CTRL_C)
+    result = hostile.runpytest_subprocess("test_user_ctrl_c.py", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*KeyboardInterrupt*", "*no tests ran*"])
