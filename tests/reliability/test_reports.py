@@ -13,11 +13,6 @@ import pytest
 from retrychaos.report.results import replacing, write_atomic
 
 LOCK = ".retrychaos.lock"
-# The controllers that signal the run then block for real until the harness ends them. With
-# the 5 s default a loaded machine could let the watchdog end that case first, so the run
-# counted it as finished (2 of 3, not 1 of 3): the longest watchdog leaves the signal alone
-# to end the case, as the tests mean.
-LONGEST_WATCHDOG = ("--watchdog", "600")
 
 
 def test_an_atomic_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
@@ -49,7 +44,6 @@ def test_an_interrupt_leaves_a_partial_results_json(project: Path, retrychaos) -
         "reference",
         "--seed",
         "1",
-        *LONGEST_WATCHDOG,
         "--report",
         "out",
         cwd=project,
@@ -78,7 +72,6 @@ def test_sigterm_stops_the_workers_and_keeps_the_results(project: Path, retrycha
         "2",
         "--jobs",
         "2",
-        *LONGEST_WATCHDOG,
         "--report",
         "out",
         cwd=project,
