@@ -35,6 +35,8 @@ _ENTRIES = {
     (_HERE / "workload" / "agents.py", "_operation"): "call",
     (_HERE / "workload" / "agents.py", "<lambda>"): "call",
     (_HERE / "escape.py", "build"): "factory",
+    (_HERE / "testing" / "world.py", "call"): "call",
+    (_HERE / "testing" / "world.py", "<lambda>"): "call",
 }
 
 

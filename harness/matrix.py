@@ -48,6 +48,7 @@ from .suite import execute, plan
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from .runner import CaseResult
     from .world.spec import Scenario
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "extract_block",
     "generate",
     "main",
+    "matrix_results",
     "render",
     "replace_block",
 ]
@@ -242,6 +244,26 @@ def load_library(root: Path) -> list[Scenario]:
     return sorted(kept, key=lambda scenario: (scenario.suite, scenario.name))
 
 
+def matrix_results(
+    scenarios: Sequence[Scenario],
+    seeds: Sequence[int],
+    *,
+    controllers: Sequence[str] | None = None,
+    jobs: int = DEFAULT_JOBS,
+) -> list[CaseResult]:
+    """Every case the matrix runs: each controller over ``scenarios`` with ``seeds``.
+
+    The stack's cases come first, in :func:`~retrychaos.suite.plan`'s order,
+    then the library alone's.
+    """
+    names = list(controllers) if controllers is not None else list(BUILTINS)
+    # The library alone is run only where the override changes the scenario: elsewhere the
+    # stack's run is the library's too (build_matrix counts it on both sides).
+    alone = [LIBRARY_ALONE.apply(scenario) for scenario in scenarios if changed_alone(scenario)]
+    cases = plan(scenarios, names, list(seeds)) + plan(alone, names, list(seeds))
+    return execute(cases, jobs=jobs, watchdog_s=WATCHDOG_S)
+
+
 def run_matrix(
     scenarios: Sequence[Scenario],
     seeds: Sequence[int],
@@ -250,12 +272,7 @@ def run_matrix(
     jobs: int = DEFAULT_JOBS,
 ) -> Matrix:
     """Run every controller over ``scenarios`` with ``seeds`` and fold the results."""
-    names = list(controllers) if controllers is not None else list(BUILTINS)
-    # The library alone is run only where the override changes the scenario: elsewhere the
-    # stack's run is the library's too (build_matrix counts it on both sides).
-    alone = [LIBRARY_ALONE.apply(scenario) for scenario in scenarios if changed_alone(scenario)]
-    cases = plan(scenarios, names, list(seeds)) + plan(alone, names, list(seeds))
-    results = execute(cases, jobs=jobs, watchdog_s=WATCHDOG_S)
+    results = matrix_results(scenarios, seeds, controllers=controllers, jobs=jobs)
     return build_matrix(results, scenarios, seeds)
 
 

@@ -42,6 +42,9 @@ The world in your own tests (fixtures):
 - ``retrychaos_world``: a :class:`retrychaos.testing.world.VirtualWorld` with the
   tools, contract and seed of ``@pytest.mark.retrychaos(tools=[...],
   contract={...}, seed=0)``: ``retrychaos_world.run(coroutine_function)``.
+  It runs in the test's own process; :mod:`retrychaos.pytest_world` says
+  what of a controller's escapes it catches there, and what
+  ``@pytest.mark.retrychaos_isolated`` (the test in a forked child) adds.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
+from .pytest_world import ISOLATED, pytest_pyfunc_call, retrychaos_world
 from .seeds import parse_seeds
 
 if TYPE_CHECKING:
@@ -60,14 +64,19 @@ if TYPE_CHECKING:
 
     from .controllers.registry import ControllerRef
     from .runner import CaseResult
-    from .testing.world import VirtualWorld
     from .workers import WorkerPool
     from .world.spec import Scenario
 
 # The harness is imported only when a retrychaos option, marker or fixture is
 # used: every pytest run of a project with retrychaos installed loads this module.
 
-__all__ = ["ScenarioFile", "ScenarioItem"]
+__all__ = [
+    "ScenarioFile",
+    "ScenarioItem",
+    "marker_kwargs",
+    "pytest_pyfunc_call",
+    "retrychaos_world",
+]
 
 MARKER: Final = "retrychaos"
 SCENARIO_MARKER: Final = "retrychaos_scenario"
@@ -136,6 +145,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{SCENARIO_MARKER}: carried only by the scenario tests the plugin collects from "
         "--retrychaos-scenarios",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{ISOLATED}: run this test function in a forked child process, so that a controller "
+        "ending its process (os._exit, a signal) fails this test alone",
     )
     raw_paths: list[str] = config.getoption("retrychaos_scenarios") or []
     raw_report: str | None = config.getoption("retrychaos_report")
@@ -328,7 +342,8 @@ def pytest_runtest_makereport(
     return report
 
 
-def _marker_kwargs(request: pytest.FixtureRequest) -> dict[str, Any]:
+def marker_kwargs(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The keyword arguments of the test's ``retrychaos`` marker (none: empty)."""
     marker = request.node.get_closest_marker(MARKER)
     if marker is None:
         return {}
@@ -343,7 +358,7 @@ def _marker_kwargs(request: pytest.FixtureRequest) -> dict[str, Any]:
 @pytest.fixture
 def retrychaos_controller(request: pytest.FixtureRequest) -> ControllerRef:
     """The controller under test: the marker's ``controller``, the option's, or ``reference``."""
-    name = _marker_kwargs(request).get("controller")
+    name = marker_kwargs(request).get("controller")
     options = request.config.stash[_OPTIONS]
     try:
         return _controller(request.config, name or options.controller)
@@ -381,19 +396,3 @@ def retrychaos_check(
         return judge_case(result, invariants=invariants)
 
     return check
-
-
-@pytest.fixture
-def retrychaos_world(request: pytest.FixtureRequest) -> VirtualWorld:
-    """A virtual world with the marker's ``tools``, ``contract`` and ``seed``."""
-    from .testing.world import VirtualWorld  # noqa: PLC0415
-
-    kwargs = _marker_kwargs(request)
-    tools = kwargs.get("tools")
-    if not tools:
-        pytest.fail(
-            f"retrychaos_world needs tools: add @pytest.mark.{MARKER}(tools=[{{'name': "
-            "'weather', 'method': 'GET'}]) to the test (scenario-file mappings or ToolSpec)",
-            pytrace=False,
-        )
-    return VirtualWorld(tools, contract=kwargs.get("contract"), seed=int(kwargs.get("seed", 0)))

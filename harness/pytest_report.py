@@ -68,7 +68,12 @@ class ReportCollector:
 
     def __init__(self, run_dir: Path, shown: str) -> None:
         """Write to ``run_dir`` (absolute); name it ``shown`` (as given) in the terminal."""
+        from .report.folder import FolderPath  # noqa: PLC0415
+
         self.run_dir = run_dir
+        # Followed now, before any controller runs: a symlink one leaves at
+        # the folder's path by the end is removed, not followed.
+        self.where = FolderPath.of(run_dir)
         self.shown = shown
         self.cases: dict[str, dict[str, Any]] = {}
 
@@ -81,7 +86,7 @@ class ReportCollector:
     def pytest_sessionfinish(self) -> None:
         """Write the report folder for the cases that ran (nothing if none did)."""
         from .report.folder import ReportFolder  # noqa: PLC0415
-        from .report.results import report_meta, write_results  # noqa: PLC0415
+        from .report.results import ResultsStream, report_meta  # noqa: PLC0415
         from .report.write import render_reports  # noqa: PLC0415
 
         if not self.cases:
@@ -94,9 +99,13 @@ class ReportCollector:
         # Workers finish in any order; the report lists the cases in a stable one.
         results.sort(key=lambda r: (r.suite, r.scenario, r.source or "", r.controller, r.seed))
         # Written once, here, after the session's workers are gone; whatever a
-        # controller left at the folder's path (a file) is cleared away first.
-        ReportFolder(self.run_dir).restore()
-        render_reports(self.run_dir, write_results(self.run_dir, results, meta))
+        # controller left at the folder's path (a file, a symlink) is cleared away.
+        with ReportFolder(self.where) as folder:
+            folder.restore()
+            stream = ResultsStream(folder, meta)
+            for result in results:
+                stream.add(result, flush=False)
+            render_reports(self.run_dir, stream.finish(results), folder=folder)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """Say where the report is, or that no scenario test ran to fill it."""

@@ -177,6 +177,7 @@ def execute(
     on_phase: Callable[[Case, str], None] | None = None,
     keep_failing: bool = True,
     executor: Executor | None = None,
+    on_start: Callable[[Case], None] | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` (in ``jobs`` worker processes) and return results in case order.
 
@@ -187,13 +188,14 @@ def execute(
     ``on_phase(case, phase)`` hears what a case is doing (see :func:`run_case`).
     ``keep_failing=False`` drops every trace (only the verdicts are wanted).
     ``executor`` runs the cases elsewhere (a cluster: :mod:`retrychaos.executors`)
-    instead of in ``jobs`` local worker processes.
+    instead of in ``jobs`` local worker processes. ``on_start(case)`` hears
+    each case as it is handed to a worker.
     """
     want = keep_events or (lambda _case: False)
     done: dict[int, CaseResult] = {}
     runner = executor or LocalExecutor(processes=jobs)
     for index, result in _iterate(
-        cases, runner, want, watchdog_s, on_phase, keep_failing=keep_failing
+        cases, runner, want, watchdog_s, on_phase, keep_failing=keep_failing, on_start=on_start
     ):
         done[index] = result
         if on_done is not None:
@@ -209,6 +211,7 @@ def _iterate(
     on_phase: Callable[[Case, str], None] | None,
     *,
     keep_failing: bool,
+    on_start: Callable[[Case], None] | None = None,
 ) -> Iterator[tuple[int, CaseResult]]:
     """Each case's index and result, as the cases finish."""
     if not cases:
@@ -221,6 +224,7 @@ def _iterate(
         _run_one,
         on_phase=None if on_phase is None else lambda i, what: on_phase(cases[i], what),
         on_death=lambda i, message: failed(cases[i], message),
+        on_give=None if on_start is None else lambda i: on_start(cases[i]),
     )
 
 

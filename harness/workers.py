@@ -152,22 +152,27 @@ def run_in_workers(
     processes: int,
     on_phase: Callable[[int, str], None] | None = None,
     on_death: Callable[[int, str], Any],
+    on_give: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Run ``work(job, phase)`` for every job in up to ``processes`` workers.
 
     Yields ``(index, result)`` as jobs finish. A job whose worker died yields
     ``on_death(index, message)`` instead. ``on_phase(index, text)`` hears what
-    ``work`` reports through ``phase``.
+    ``work`` reports through ``phase``; ``on_give(index)``, each job as a
+    worker is given it.
     """
     queue = list(enumerate(jobs))
     queue.reverse()
+    hear: Callable[[int], None] = on_give or (lambda _index: None)
     idle: list[_Worker] = []
     busy: dict[Connection, _Worker] = {}
     try:
         while queue or busy:
             while queue and len(busy) < processes:
                 worker = idle.pop() if idle else _Worker(work)
-                worker.give(*queue.pop())
+                given, job = queue.pop()
+                hear(given)
+                worker.give(given, job)
                 busy[worker.conn] = worker
             for conn in cast("list[Connection]", wait(list(busy))):
                 worker = busy[conn]

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+T = TypeVar("T")
 
 SCRIPT = Path(sys.executable).with_name("retrychaos")
 """The console script itself: unlike ``python -m``, it does not put the cwd on sys.path."""
@@ -32,3 +40,41 @@ def run_retrychaos(*args: str, cwd: Path, timeout: float = 120) -> subprocess.Co
 def retrychaos():
     """The real command: ``retrychaos(*args, cwd=folder)``."""
     return run_retrychaos
+
+
+def shared_once(tmp_path_factory: pytest.TempPathFactory, name: str, compute: Callable[[], T]) -> T:
+    """``compute()``, once per session: xdist workers take turns on a lock, the first computes.
+
+    Under xdist the workers' temporary folders share a parent made for this
+    session; without it, this process is the session, so it computes.
+    """
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return compute()
+    root = tmp_path_factory.getbasetemp().parent
+    with (root / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        saved = root / f"{name}.pickle"
+        if saved.exists():
+            return cast("T", pickle.loads(saved.read_bytes()))  # noqa: S301 (this session's own)
+        value = compute()
+        saved.write_bytes(pickle.dumps(value))
+        return value
+
+
+@pytest.fixture(scope="session")
+def library_run(tmp_path_factory: pytest.TempPathFactory):
+    """Every built-in controller over the shipped library, as the matrix runs it: once a session.
+
+    ``(scenarios, seeds, results)``. The golden matrix test and the framework
+    library tests judge the same cases (seed 1, the stack as written), so they
+    share one run: the first xdist worker to need it runs it, and the other
+    reads it (:func:`shared_once`).
+    """
+    from retrychaos import matrix  # noqa: PLC0415 (only these slow tests need it)
+
+    def run() -> tuple[Any, list[int], Any]:
+        scenarios = matrix.load_library(matrix.shipped_scenarios())
+        seeds = list(range(1, matrix.DEFAULT_SEED_COUNT + 1))
+        return scenarios, seeds, matrix.matrix_results(scenarios, seeds)
+
+    return shared_once(tmp_path_factory, "shipped-library-run", run)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import shlex
 import shutil
 import sys
 import time
@@ -22,7 +21,19 @@ from ..invariants.verdicts import VACUOUS_DEFINITION, VERDICT_DEFINITIONS
 from ..scenario import json_schema
 from ..scenario.library import library_path
 from ..seeds import parse_seeds
-from .common import check_controllers, load_scenarios
+from .common import (
+    Jobs,
+    Keyword,
+    Seeds,
+    Tags,
+    Watchdog,
+    check_controllers,
+    check_jobs,
+    load_scenarios,
+    no_match,
+    selection_words,
+    watchdog_seconds,
+)
 from .executor import ADDRESS_HELP, EXECUTOR_HELP, check_executor, cluster
 from .output import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, say, tell, usage_error
 from .selection import select
@@ -225,6 +236,10 @@ def fuzz(
     raise typer.Exit(code)
 
 
+SELFTEST_SEEDS = "1-3"
+"""The seeds ``selftest`` runs unless ``--seeds`` says otherwise."""
+
+
 def selftest(
     paths: Annotated[
         list[Path] | None,
@@ -232,38 +247,15 @@ def selftest(
             help="Scenario files or folders (default: the shipped library).", show_default=False
         ),
     ] = None,
-    keyword: Annotated[
-        str | None,
-        typer.Option(
-            "-k",
-            help="Only scenarios whose suite/name matches: words with and, or, not, ( ).",
-            metavar="EXPR",
-            show_default=False,
-        ),
-    ] = None,
-    tag: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tag",
-            help="Only scenarios of this suite (the folder they sit in); repeatable.",
-            metavar="TAG",
-            show_default=False,
-        ),
-    ] = None,
-    seeds: Annotated[
-        str,
-        typer.Option(
-            help="Seeds: a count (3 runs 1..3), a list (1,5,9) or a range (1-10).",
-            metavar="N|S1,S2|A-B",
-        ),
-    ] = "1-3",
-    jobs: Annotated[int, typer.Option(help="Worker processes.", metavar="N")] = 1,
-    watchdog: Annotated[
-        float,
-        typer.Option(help="Real seconds a controller may block the loop per run.", metavar="S"),
-    ] = 5.0,
+    keyword: Keyword = None,
+    tag: Tags = None,
+    seeds: Seeds = None,
+    jobs: Jobs = 1,
+    watchdog: Watchdog = None,
 ) -> None:
     """Check the scenarios first: correct controllers must pass, each planted bug be caught.
+
+    Seeds 1-3 unless --seeds says otherwise.
 
     Prints the coverage table (rule x scenario) and the rules no selected
     scenario catches; exit 0 when every rule is covered and no correct
@@ -273,26 +265,18 @@ def selftest(
     from ..suite import execute  # noqa: PLC0415
 
     try:
-        chosen = parse_seeds(seeds)
+        chosen = parse_seeds(seeds or SELFTEST_SEEDS)
     except ValueError as exc:
         usage_error(f"--seeds: {exc}")
-    if jobs < 1:
-        usage_error(f"--jobs expects a count >= 1, got {jobs}")
-    if watchdog <= 0:
-        usage_error(f"--watchdog expects seconds > 0, got {watchdog}")
+    check_jobs(jobs)
+    watchdog_s = watchdog_seconds(watchdog)
     loaded = load_scenarios(list(paths or ()))
     try:
         scenarios = select(loaded, keyword=keyword, tags=tag or ()).scenarios
     except HarnessInputError as exc:
         usage_error(str(exc))
     if not scenarios:
-        words = ([] if keyword is None else ["-k", keyword]) + [
-            w for t in tag or () for w in ("--tag", t)
-        ]
-        usage_error(
-            f"no scenario matches the selection ({shlex.join(words)}); "
-            f"{len(loaded)} scenario(s) deselected"
-        )
+        no_match(selection_words(keyword, tag), len(loaded))
     cases = engine.plan_selftest(scenarios, chosen)
     bugs = engine.planted_bugs()
     say(
@@ -302,7 +286,7 @@ def selftest(
     )
     started = time.perf_counter()
     try:
-        results = execute(cases, jobs=jobs, watchdog_s=watchdog, keep_failing=False)
+        results = execute(cases, jobs=jobs, watchdog_s=watchdog_s, keep_failing=False)
     except Exception as exc:  # a harness bug: exit 3 with the traceback
         tell(f"internal error: {type(exc).__name__}: {exc}")
         traceback.print_exc(file=sys.stderr)

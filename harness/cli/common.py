@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -15,7 +16,7 @@ from ..mcp import mcp_tools, require_mcp
 from ..scenario import load_paths
 from ..scenario.library import library_path
 from ..scenario.load import MAX_PLANNED_CALLS
-from .config import Config, load_config
+from .config import WATCHDOG_FORMS, Config, load_config, watchdog_ok
 from .output import EXIT_USAGE, tell, usage_error
 
 if TYPE_CHECKING:
@@ -24,7 +25,70 @@ if TYPE_CHECKING:
 
     from ..world.spec import Scenario
 
-__all__ = ["check_controllers", "claim_report_dir", "load_scenarios", "project_config"]
+__all__ = [
+    "DEFAULT_WATCHDOG_S",
+    "Invariants",
+    "Jobs",
+    "Keyword",
+    "Seeds",
+    "Tags",
+    "Watchdog",
+    "check_controllers",
+    "check_jobs",
+    "claim_report_dir",
+    "load_scenarios",
+    "no_match",
+    "project_config",
+    "selection_words",
+    "watchdog_seconds",
+]
+
+# The options `run`, `replay` and `selftest` share, declared once.
+Keyword = Annotated[
+    str | None,
+    typer.Option(
+        "-k",
+        help="Only scenarios whose suite/name matches: words with and, or, not, ( ).",
+        metavar="EXPR",
+        show_default=False,
+    ),
+]
+Tags = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tag",
+        help="Only scenarios of this suite (the folder they sit in); repeatable.",
+        metavar="TAG",
+        show_default=False,
+    ),
+]
+Seeds = Annotated[
+    str | None,
+    typer.Option(
+        help="Seeds: a count (3 runs 1..3), a list (1,5,9) or a range (1-10).",
+        metavar="N|S1,S2|A-B",
+        show_default=False,
+    ),
+]
+Invariants = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--invariant",
+        help="Judge only this invariant id; repeatable (default: all).",
+        metavar="ID",
+        show_default=False,
+    ),
+]
+Jobs = Annotated[int, typer.Option(help="Worker processes.", metavar="N")]
+DEFAULT_WATCHDOG_S = 5.0
+Watchdog = Annotated[
+    float | None,
+    typer.Option(
+        help="Real seconds a controller may block the loop before its run is failed (default: 5).",
+        metavar="SECONDS",
+        show_default=False,
+    ),
+]
 
 LOCK_NAME = ".retrychaos.lock"
 """The file in a report folder that says which process is writing it (its pid)."""
@@ -74,6 +138,40 @@ def load_scenarios(
             except HarnessInputError as exc:
                 usage_error(str(exc))
     return scenarios
+
+
+def check_jobs(jobs: int) -> None:
+    """``--jobs`` is a count of processes; anything below 1 exits 2."""
+    if jobs < 1:
+        usage_error(f"--jobs expects a count >= 1, got {jobs}")
+
+
+def watchdog_seconds(given: float | None, configured: float | None = None) -> float:
+    """``--watchdog``, else the configured one, else 5 s; exit 2 unless finite and in range."""
+    value = given if given is not None else (configured or DEFAULT_WATCHDOG_S)
+    if not watchdog_ok(value):
+        usage_error(f"--watchdog expects {WATCHDOG_FORMS}, got {value}")
+    return value
+
+
+def selection_words(
+    keyword: str | None, tags: Sequence[str] | None, ids: Sequence[str] | None = None
+) -> list[str]:
+    """The selection flags as given (``-k``, ``--tag``, ``--invariant``), to quote back."""
+    words = [] if keyword is None else ["-k", keyword]
+    for t in tags or ():
+        words += ["--tag", t]
+    for i in ids or ():
+        words += ["--invariant", i]
+    return words
+
+
+def no_match(words: Sequence[str], deselected: int) -> NoReturn:
+    """Exit 2: the selection ``words`` left no scenario of the ``deselected`` ones loaded."""
+    usage_error(
+        f"no scenario matches the selection ({shlex.join(words)}); "
+        f"{deselected} scenario(s) deselected"
+    )
 
 
 def check_controllers(names: Sequence[str]) -> None:

@@ -20,8 +20,23 @@ from ..shards import parse_shard, record_plan
 from ..suite import Case, execute, plan
 from ..world.spec import ModelPolicy  # noqa: TC001 (typer reads the annotations at run time)
 from .cases import CASE_HELP, find_case
-from .common import check_controllers, claim_report_dir, load_scenarios, project_config
-from .config import WATCHDOG_FORMS, watchdog_ok
+from .common import (
+    DEFAULT_WATCHDOG_S,
+    Invariants,
+    Jobs,
+    Keyword,
+    Seeds,
+    Tags,
+    Watchdog,
+    check_controllers,
+    check_jobs,
+    claim_report_dir,
+    load_scenarios,
+    no_match,
+    project_config,
+    selection_words,
+    watchdog_seconds,
+)
 from .executor import ADDRESS_HELP, EXECUTOR_HELP, check_executor, cluster
 from .failures import failure_blocks, next_step, rule, tally_lines
 from .output import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, say, usage_error
@@ -35,7 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = ["replay", "run"]
 
-DEFAULT_WATCHDOG_S = 5.0
 _TIMELINE = frozenset(
     {"request", "response", "decision", "commit", "task_start", "task_end", "model"}
 )
@@ -67,44 +81,13 @@ def run(
             show_default=False,
         ),
     ] = None,
-    seeds: Annotated[
-        str | None,
-        typer.Option(
-            help="Seeds: a count (3 runs 1..3), a list (1,5,9) or a range (1-10).",
-            metavar="N|S1,S2|A-B",
-            show_default=False,
-        ),
-    ] = None,
+    seeds: Seeds = None,
     seed: Annotated[
         int | None, typer.Option(help="Run this one seed.", metavar="S", show_default=False)
     ] = None,
-    keyword: Annotated[
-        str | None,
-        typer.Option(
-            "-k",
-            help="Only scenarios whose suite/name matches: words with and, or, not, ( ).",
-            metavar="EXPR",
-            show_default=False,
-        ),
-    ] = None,
-    tag: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tag",
-            help="Only scenarios of this suite (the folder they sit in); repeatable.",
-            metavar="TAG",
-            show_default=False,
-        ),
-    ] = None,
-    invariant: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--invariant",
-            help="Judge only this invariant id; repeatable (default: all).",
-            metavar="ID",
-            show_default=False,
-        ),
-    ] = None,
+    keyword: Keyword = None,
+    tag: Tags = None,
+    invariant: Invariants = None,
     report: Annotated[
         Path | None,
         typer.Option(
@@ -113,16 +96,9 @@ def run(
             show_default=False,
         ),
     ] = None,
-    jobs: Annotated[int, typer.Option(help="Worker processes.", metavar="N")] = 1,
+    jobs: Jobs = 1,
     keep_traces: Annotated[bool, typer.Option(help="Also write traces of passing runs.")] = False,
-    watchdog: Annotated[
-        float | None,
-        typer.Option(
-            help="Real seconds a controller may block the loop before its run is failed (default: 5).",
-            metavar="SECONDS",
-            show_default=False,
-        ),
-    ] = None,
+    watchdog: Watchdog = None,
     max_planned_calls: Annotated[
         int,
         typer.Option(
@@ -158,10 +134,9 @@ def run(
     config = project_config()
     controllers = controller or list(config.controllers) or ["reference"]
     chosen_seeds = _seeds(seeds, seed) or config.seeds
-    if jobs < 1:
-        usage_error(f"--jobs expects a count >= 1, got {jobs}")
+    check_jobs(jobs)
     check_executor(executor, ray_address)
-    watchdog_s = _watchdog(watchdog, config.watchdog)
+    watchdog_s = watchdog_seconds(watchdog, config.watchdog)
     part = _shard(shard)
     if max_planned_calls < 1:
         usage_error(f"--max-planned-calls expects a count >= 1, got {max_planned_calls}")
@@ -172,10 +147,7 @@ def run(
     except HarnessInputError as exc:
         usage_error(str(exc))
     if not selection.scenarios:
-        usage_error(
-            f"no scenario matches the selection ({shlex.join(_selection_words(keyword, tag, invariant))}); "
-            f"{len(loaded)} scenario(s) deselected"
-        )
+        no_match(selection_words(keyword, tag, invariant), len(loaded))
     override = StackOverride(model=model, no_sdk_layer=no_sdk_layer)
     scenarios = [override.apply(found) for found in selection.scenarios]
     check_controllers(controllers)
@@ -215,7 +187,7 @@ def run(
     say(f"report: {run_dir}/index.html (also summary.md, results.json, junit.xml)")
     if code == EXIT_OK:
         options = [str(p) for p in paths or ()]
-        options += _selection_words(keyword, tag, invariant)
+        options += selection_words(keyword, tag, invariant)
         options += [] if seeds is None else ["--seeds", seeds]
         options += [] if seed is None else ["--seed", str(seed)]
         options += override.flags
@@ -255,24 +227,6 @@ def _shard_note(record: PlanRecord) -> str:
     return f"\nshard {record.shard}: {len(record.cases)} of the {record.planned} cases (by case id)"
 
 
-def _watchdog(given: float | None, configured: float | None) -> float:
-    value = given if given is not None else (configured or DEFAULT_WATCHDOG_S)
-    if not watchdog_ok(value):
-        usage_error(f"--watchdog expects {WATCHDOG_FORMS}, got {value}")
-    return value
-
-
-def _selection_words(
-    keyword: str | None, tags: list[str] | None, ids: list[str] | None
-) -> list[str]:
-    words = [] if keyword is None else ["-k", keyword]
-    for t in tags or ():
-        words += ["--tag", t]
-    for i in ids or ():
-        words += ["--invariant", i]
-    return words
-
-
 def _collected(
     cases: int, scenarios: int, controllers: int, seeds: int | None, deselected: int
 ) -> str:
@@ -298,15 +252,7 @@ def replay(
         ),
     ] = "reference",
     seed: Annotated[int, typer.Option(help="Seed.", metavar="S")] = 1,
-    invariant: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--invariant",
-            help="Judge only this invariant id; repeatable (default: all).",
-            metavar="ID",
-            show_default=False,
-        ),
-    ] = None,
+    invariant: Invariants = None,
     paths: Annotated[
         list[Path] | None,
         typer.Argument(

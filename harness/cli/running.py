@@ -19,6 +19,7 @@ from ..report.results import ResultsStream
 from ..suite import Case, execute
 from .common import LOCK_NAME
 from .output import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, tell
+from .tampering import FolderWatch
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -87,6 +88,7 @@ def run_and_report(
     from ..report.results import report_meta  # noqa: PLC0415 (only `run` needs it)
 
     stream: ResultsStream | None = None
+    watch = FolderWatch(run_dir)
     with _sigterm_as_interrupt() as terminated:
         try:
             # The lock is the run's too: a controller that deletes it is undone.
@@ -95,30 +97,35 @@ def run_and_report(
             stream = ResultsStream(
                 run_dir, meta, adopt=lock, cases=None if record is None else record.ids
             )
+            stream.on_found = watch.found
             stream.flush()
+
+            def done(result: CaseResult, stream: ResultsStream = stream) -> None:
+                stream.check()  # while the case still counts as in flight
+                stream.add(watch.finished(result))
+
             results = _execute(
                 cases,
                 jobs=jobs,
                 keep=keep,
                 watchdog_s=watchdog_s,
-                on_done=stream.add,
+                on_done=done,
+                on_start=watch.started,
                 executor=executor,
             )
-            code = _write_reports(run_dir, stream, results)
+            results = [watch.pinned.get(id(r), r) for r in results]
+            code = _write_reports(stream, results)
             if stream.tampered:
-                tell(
-                    f"warning: something other than the harness changed the report folder "
-                    f"{run_dir} during the run ({'; '.join(stream.tampered)}); every result "
-                    "was written again from the run's own record. A controller must not "
-                    "write into the report folder."
-                )
+                tell(_tampered(run_dir, stream.tampered, watch))
+                if watch.unpinned and code == EXIT_OK:
+                    code = EXIT_VIOLATION
         except KeyboardInterrupt:
-            done = 0 if stream is None else stream.done
+            done_count = 0 if stream is None else stream.done
             with contextlib.suppress(OSError):
                 if stream is not None:
                     stream.flush()
             tell(
-                f"{'terminated' if terminated else 'interrupted'}: {done} of {len(cases)} "
+                f"{'terminated' if terminated else 'interrupted'}: {done_count} of {len(cases)} "
                 f'case(s) finished; {run_dir}/results.json holds them, marked "complete": false'
             )
             raise typer.Exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED) from None
@@ -129,7 +136,25 @@ def run_and_report(
                 "expected a folder with room to write (the run's results could not be saved)"
             )
             raise typer.Exit(EXIT_INTERNAL) from None
+        finally:
+            if stream is not None:
+                stream.folder.close()
     return results, code
+
+
+def _tampered(run_dir: Path, found: list[str], watch: FolderWatch) -> str:
+    """What the run says on stderr when something changed its report folder."""
+    text = (
+        f"error: something other than the harness changed the report folder {run_dir} during "
+        f"the run ({'; '.join(found)}); every result was written again from the run's own "
+        "record, and each case running then fails for it"
+    )
+    if watch.unpinned:
+        text += (
+            f" (no case was running when {'; '.join(watch.unpinned)} was found: "
+            "no case fails for that, but the run does)"
+        )
+    return text + ". A controller must not write into the report folder."
 
 
 def _execute(
@@ -139,6 +164,7 @@ def _execute(
     keep: bool,
     watchdog_s: float,
     on_done: Callable[[CaseResult], None],
+    on_start: Callable[[Case], None],
     executor: Executor | None,
 ) -> list[CaseResult]:
     """Run the cases; draw a progress bar only on a terminal (a CI log gets none)."""
@@ -149,6 +175,7 @@ def _execute(
             keep_events=lambda _case: keep,
             watchdog_s=watchdog_s,
             on_done=on_done,
+            on_start=on_start,
             executor=executor,
         )
     from rich.console import Console  # noqa: PLC0415 (only a terminal needs it)
@@ -179,16 +206,17 @@ def _execute(
             on_done=finished,
             watchdog_s=watchdog_s,
             on_phase=phase,
+            on_start=on_start,
             executor=executor,
         )
         progress.update(task, description="running cases")
         return results
 
 
-def _write_reports(run_dir: Path, stream: ResultsStream, results: list[CaseResult]) -> int:
+def _write_reports(stream: ResultsStream, results: list[CaseResult]) -> int:
     from ..report.write import render_reports  # noqa: PLC0415 (only `run` needs it)
 
-    render_reports(run_dir, stream.finish(results))
+    render_reports(stream.run_dir, stream.finish(results), folder=stream.folder)
     if any(r.error_kind == "internal" for r in results):
         return EXIT_INTERNAL
     refused = input_errors(results)

@@ -28,6 +28,10 @@ class Executor(Protocol):
         *,
         on_phase: Callable[[int, str], None] | None = None,
         on_death: Callable[[int, str], Any],
+        on_give: Callable[[int], None] | None = None,
     ) -> Iterator[tuple[int, Any]]:
-        """Yield ``(index, result)`` for each job as it finishes, in any order."""
+        """Yield ``(index, result)`` for each job as it finishes, in any order.
+
+        ``on_give(index)`` hears each job as it is handed to a worker.
+        """
         ...

@@ -29,7 +29,10 @@ class LocalExecutor:
         *,
         on_phase: Callable[[int, str], None] | None = None,
         on_death: Callable[[int, str], Any],
+        on_give: Callable[[int], None] | None = None,
     ) -> Iterator[tuple[int, Any]]:
         """Yield ``(index, result)`` as each job finishes (see :func:`run_in_workers`)."""
         processes = max(1, min(self.processes, len(jobs), os.cpu_count() or 1))
-        return run_in_workers(jobs, work, processes=processes, on_phase=on_phase, on_death=on_death)
+        return run_in_workers(
+            jobs, work, processes=processes, on_phase=on_phase, on_death=on_death, on_give=on_give
+        )

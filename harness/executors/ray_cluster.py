@@ -105,8 +105,9 @@ class RayExecutor:
         *,
         on_phase: Callable[[int, str], None] | None = None,  # noqa: ARG002 (phases stay on the worker)
         on_death: Callable[[int, str], Any],
+        on_give: Callable[[int], None] | None = None,
     ) -> Iterator[tuple[int, Any]]:
-        """Yield ``(index, result)`` as each job's task finishes."""
+        """Yield ``(index, result)`` as each job finishes (``on_give``: as it is submitted)."""
         ray = self._ray
         task = ray.remote(_run_task).options(
             max_retries=TRIES - 1, retry_exceptions=False, num_cpus=1
@@ -120,6 +121,8 @@ class RayExecutor:
             while queue or pending:
                 while queue and len(pending) < window:
                     index, job = queue.pop()
+                    if on_give is not None:
+                        on_give(index)
                     pending[task.remote(work, job, paths)] = index
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:

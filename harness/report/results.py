@@ -36,7 +36,7 @@ import shlex
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Self
 
 from ..invariants.registry import ALL, selected
 from ..scenario import ScenarioError, dump_scenario
@@ -47,7 +47,7 @@ from .errors import ReportInputError
 from .folder import ReportFolder, replacing, write_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from ..runner import CaseResult
     from ..world.spec import Scenario
@@ -123,10 +123,10 @@ def write_results(
     run_dir: Path, results: Sequence[CaseResult], meta: dict[str, Any]
 ) -> dict[str, Any]:
     """Write ``results.json`` (complete) and every kept trace; return the JSON document."""
-    stream = ResultsStream(run_dir, meta)
-    for result in results:
-        stream.add(result, flush=False)
-    return stream.finish(results)
+    with ResultsStream(run_dir, meta) as stream:
+        for result in results:
+            stream.add(result, flush=False)
+        return stream.finish(results)
 
 
 def _run_entry(
@@ -169,25 +169,40 @@ class ResultsStream:
 
     def __init__(
         self,
-        run_dir: Path,
+        run_dir: Path | ReportFolder,
         meta: dict[str, Any],
         *,
         adopt: dict[str, str] | None = None,
         cases: CaseIds | None = None,
     ) -> None:
-        """Start a stream into ``run_dir``; ``meta`` is :func:`report_meta`'s.
+        """Start a stream into ``run_dir`` (or a guarded folder); ``meta``: :func:`report_meta`'s.
 
         ``adopt``: files already in the folder that the run keeps as they are
-        (the lock, by name, with its text). ``cases``: each case's id and
-        index, written into its entry (``case``, ``index``).
+        (the lock, by name, with its text). A :class:`ReportFolder` given is
+        the caller's to close. ``cases``: each case's id and index, written
+        into its entry (``case``, ``index``).
         """
-        self.run_dir = run_dir
+        self._own = not isinstance(run_dir, ReportFolder)
+        self.folder = (
+            run_dir if isinstance(run_dir, ReportFolder) else ReportFolder(run_dir, adopt=adopt)
+        )
+        self.run_dir = self.folder.run_dir
         self.meta = meta
         self.cases = cases
-        self.folder = ReportFolder(run_dir, adopt=adopt)
+        self.on_found: Callable[[list[str]], None] | None = None
+        """Hears what each check of the folder found (a run pins it on the cases running)."""
         self._entries: dict[int, dict[str, Any]] = {}
         self._written = 0
         self._tampered: dict[str, None] = {}
+
+    def __enter__(self) -> Self:
+        """The stream; its folder is closed at the end of the block."""
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        """Close the folder's descriptors, unless the folder was given."""
+        if self._own:
+            self.folder.close()
 
     @property
     def done(self) -> int:
@@ -216,8 +231,16 @@ class ResultsStream:
         ]
         return self._write(entries, complete=True)
 
+    def check(self) -> list[str]:
+        """Put back what was changed in the folder; say it, to :attr:`on_found` too."""
+        found = self.folder.restore()
+        self._tampered.update(dict.fromkeys(found))
+        if found and self.on_found is not None:
+            self.on_found(found)
+        return found
+
     def _write(self, runs: list[dict[str, Any]], *, complete: bool) -> dict[str, Any]:
-        self._tampered.update(dict.fromkeys(self.folder.restore()))
+        self.check()
         document = {"version": RESULTS_VERSION, **self.meta, "complete": complete, "runs": runs}
         self.folder.write_text("results.json", dump_results(document))
         self._written = len(runs)

@@ -8,18 +8,21 @@ alone.
 
 from __future__ import annotations
 
+import contextlib
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
 from ..invariants.registry import ALL
+from .folder import ReportFolder
 from .html import render_html
 from .junit import render_junit
-from .results import load_results, replacing, report_meta, write_atomic, write_results
+from .results import load_results, report_meta, write_results
 from .summary import render_summary
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
+    from typing import BinaryIO
 
     from ..runner import CaseResult
     from ..world.spec import Scenario
@@ -39,21 +42,29 @@ def write_reports(
     return document
 
 
-def render_reports(run_dir: Path, document: dict[str, Any]) -> None:
+def render_reports(
+    run_dir: Path, document: dict[str, Any], *, folder: ReportFolder | None = None
+) -> None:
     """Write ``junit.xml``, ``summary.md`` and ``index.html`` from a ``results.json`` document.
 
     Each file is written atomically: a CI job reading one while a run
-    rewrites it sees the old file or the new one.
+    rewrites it sees the old file or the new one. ``folder``: the run's own
+    :class:`ReportFolder` (writing through it, a symlink a controller left
+    is never followed); else one is opened for these three files.
     """
     ids = document.get("invariant_ids")
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         ids = [inv.id for inv in ALL]
-    with replacing(run_dir / "junit.xml") as out:
-        ET.ElementTree(render_junit(document, ids)).write(
-            out, encoding="utf-8", xml_declaration=True
-        )
-    write_atomic(run_dir / "summary.md", render_summary(document, ids))
-    write_atomic(run_dir / "index.html", render_html(document, run_dir, ids))
+    junit = render_junit(document, ids)
+
+    def write_junit(out: BinaryIO) -> None:
+        ET.ElementTree(junit).write(out, encoding="utf-8", xml_declaration=True)
+
+    with contextlib.ExitStack() as stack:
+        target = folder or stack.enter_context(ReportFolder(run_dir))
+        target.write("junit.xml", write_junit)
+        target.write_text("summary.md", render_summary(document, ids))
+        target.write_text("index.html", render_html(document, run_dir, ids))
 
 
 def regenerate(run_dir: Path) -> dict[str, Any]:

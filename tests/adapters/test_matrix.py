@@ -56,15 +56,13 @@ def _cells(text: str, controller: str) -> dict[str, str]:
 # matrix's own code is tested below on small inputs; under coverage this run
 # alone held a worker for minutes, so it runs in the second, unmeasured step.
 @pytest.mark.slow
-def test_committed_matrix_matches_a_fresh_run():
+def test_committed_matrix_matches_a_fresh_run(library_run):
     """The block in docs/compatibility.md is what the generator produces for its seed set."""
     committed = matrix.extract_block(DOC.read_text(encoding="utf-8"))
     assert committed is not None, f"{DOC} lacks the matrix markers"
-    seeds = list(range(1, matrix.DEFAULT_SEED_COUNT + 1))
+    scenarios, seeds, results = library_run
     assert f"--seeds {len(seeds)}`" in committed.splitlines()[0]
-    computed = matrix.run_matrix(
-        matrix.load_library(matrix.shipped_scenarios()), seeds, jobs=matrix.DEFAULT_JOBS
-    )
+    computed = matrix.build_matrix(results, scenarios, seeds)
     fresh = matrix.render(computed, DOC.parent)
     assert committed == fresh, "docs/compatibility.md is stale: run `python -m retrychaos.matrix`"
 

@@ -133,7 +133,8 @@ def test_a_scenario_failing_correct_controllers_is_a_false_alarm(
             "error: --seeds: expected a count N >= 1 (seeds 1..N), a comma-separated list of seeds >= 0 (3,7,11) or a range A-B of seeds >= 0 with A <= B (1-10), got 'x'",
         ),
         (["--jobs", "0"], "error: --jobs expects a count >= 1, got 0"),
-        (["--watchdog", "0"], "error: --watchdog expects seconds > 0, got 0.0"),
+        (["--watchdog", "0"], "error: --watchdog expects real seconds from 0.05 to 600, got 0.0"),
+        (["--watchdog", "nan"], "error: --watchdog expects real seconds from 0.05 to 600, got nan"),
         (
             ["-k", "nothing-like-this"],
             "error: no scenario matches the selection (-k nothing-like-this); 46 scenario(s) deselected",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 PASSING = {
@@ -63,24 +61,24 @@ LIBRARY_SIZE = 46
 
 @pytest.mark.slow
 @pytest.mark.parametrize("controller", sorted(PASSING))
-def test_a_framework_runs_the_whole_library_on_the_virtual_clock(retrychaos, tmp_path, controller):
+def test_a_framework_runs_the_whole_library_on_the_virtual_clock(library_run, controller):
     """Every run ends on the virtual clock: no harness error, deadlock or real-time block.
 
     The watchdog turns any real block of the loop (a real sleep, a deadlock
-    waiting on a thread) into a run error; it gets 30 s here, not 5, because
+    waiting on a thread) into a run error; the matrix's run, which this test
+    reads (the library's every case, seed 1), gives it 60 s, not 5, because
     a thousand agents' framework steps can share one loop iteration.
     """
-    report = tmp_path / "report"
-    args = ["run", "--controller", controller, "--seed", "1", "--jobs", "2", "--watchdog", "30"]
-    # A framework run costs milliseconds of CPU per invocation: minutes for the library.
-    outcome = retrychaos(*args, "--report", str(report), cwd=tmp_path, timeout=1200)
-    assert outcome.returncode == 1, outcome.stderr[-2000:]
-    runs = json.loads((report / "results.json").read_text(encoding="utf-8"))["runs"]
+    scenarios, _seeds, everything = library_run
+    stack = {scenario.name for scenario in scenarios}
+    runs = [
+        r for r in everything if r.controller == controller and r.seed == 1 and r.scenario in stack
+    ]
     assert len(runs) == LIBRARY_SIZE
-    assert [(run["scenario"], run["error"]) for run in runs if run["error"]] == []
+    assert [(run.scenario, run.error) for run in runs if run.error] == []
     # Every run tested something: a tool was reached and a fault fired. (A run
     # can still be vacuous because a `must_happen` event never happened: that
     # is the framework's failure, and it is not among the passes.)
     untested = ("vacuous run: the controller reached no tool", "vacuous run: none of the")
-    assert [run["scenario"] for run in runs if (run["vacuous"] or "").startswith(untested)] == []
-    assert {run["scenario"] for run in runs if run["passed"]} == PASSING[controller]
+    assert [run.scenario for run in runs if (run.vacuous or "").startswith(untested)] == []
+    assert {run.scenario for run in runs if run.passed} == PASSING[controller]

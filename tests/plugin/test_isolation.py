@@ -3,79 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-FIX = "a controller must return a result or a decision, or raise an Exception, never end the run"
-DEATH_FIX = (
-    "a controller must return a result or a decision, or raise an Exception, never end its process"
-)
-
-HOSTILE = """
-import os
-import signal
-import sys
-
-
-class Good:
-    async def call(self, tool, args, ctx):
-        return await tool(args, idempotency_key=ctx.idempotency_key)
-
-
-class Exits:
-    async def call(self, tool, args, ctx):
-        sys.exit(3)
-
-
-class Interrupts:
-    async def call(self, tool, args, ctx):
-        raise KeyboardInterrupt
-
-
-class Custom(BaseException):
-    pass
-
-
-class RaisesBase:
-    async def call(self, tool, args, ctx):
-        raise Custom("custom base")
-
-
-class HardExit:
-    async def call(self, tool, args, ctx):
-        os._exit(7)
-
-
-class Kills:
-    async def call(self, tool, args, ctx):
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def good(env):
-    return Good()
-
-
-def exits(env):
-    return Exits()
-
-
-def interrupts(env):
-    return Interrupts()
-
-
-def raises_base(env):
-    return RaisesBase()
-
-
-def hard_exit(env):
-    return HardExit()
-
-
-def kills(env):
-    return Kills()
-
-
-def factory_exits(env):
-    sys.exit(6)
-"""
+from escaping import DEATH_FIX, FIX, HOSTILE
 
 CHECKS = """
 import os
@@ -180,3 +108,124 @@ def test_a_scenario_test_that_escapes_fails_alone(hostile: pytest.Pytester, cont
     for seed in (1, 2):
         result.stdout.fnmatch_lines([failure_line(controller, seed)])
     assert "Traceback" not in result.stdout.str()
+
+
+WORLD = """
+import time
+
+import pytest
+
+import hostile
+
+WEATHER = {"name": "weather", "method": "GET"}
+
+
+def calling(factory):
+    async def main(session):
+        return await session.call(factory(session.env), "weather", {"city": "Lyon"})
+
+    return main
+
+
+@pytest.mark.retrychaos(tools=[WEATHER])
+def test_world_exits(retrychaos_world):
+    retrychaos_world.run(calling(hostile.exits))
+
+
+@pytest.mark.retrychaos(tools=[WEATHER])
+def test_world_interrupts(retrychaos_world):
+    retrychaos_world.run(calling(hostile.interrupts))
+
+
+@pytest.mark.retrychaos(tools=[WEATHER])
+def test_world_raises_base(retrychaos_world):
+    retrychaos_world.run(calling(hostile.raises_base))
+
+
+@pytest.mark.retrychaos_isolated
+@pytest.mark.retrychaos(tools=[WEATHER])
+def test_world_hard_exit(retrychaos_world):
+    retrychaos_world.run(calling(hostile.hard_exit))
+
+
+@pytest.mark.retrychaos_isolated
+@pytest.mark.retrychaos(tools=[WEATHER])
+def test_world_kills(retrychaos_world):
+    retrychaos_world.run(calling(hostile.kills))
+
+
+@pytest.mark.retrychaos_isolated
+@pytest.mark.retrychaos(tools=[WEATHER])
+def test_world_isolated_assertion(retrychaos_world):
+    result = retrychaos_world.run(calling(hostile.good))
+    assert result == "not what came back"
+
+
+@pytest.mark.retrychaos_isolated
+@pytest.mark.retrychaos(tools=[WEATHER])
+def test_world_isolated_good(retrychaos_world):
+    assert retrychaos_world.run(calling(hostile.good))["ok"] is True
+
+
+@pytest.mark.retrychaos(tools=[WEATHER])
+def test_world_good_after_them(retrychaos_world):
+    assert retrychaos_world.run(calling(hostile.good))["ok"] is True
+    assert type(time.sleep).__name__ == "builtin_function_or_method"
+"""
+WORLD_WHAT = {
+    "exits": f"the controller's call called sys.exit(3); {FIX}",
+    "interrupts": f"the controller's call raised KeyboardInterrupt; {FIX}",
+    "raises_base": (
+        f"the controller's call raised Custom (a BaseException, not an Exception): custom base; {FIX}"
+    ),
+    "hard_exit": (
+        "the controller ended the process running this test (exit code 7, as os._exit(7) "
+        f"gives); {DEATH_FIX}"
+    ),
+    "kills": (
+        "the controller ended the process running this test (killed by signal SIGKILL); "
+        f"{DEATH_FIX}"
+    ),
+}
+
+
+def test_an_escape_in_the_world_fixture_fails_its_own_test(hostile: pytest.Pytester):
+    """In retrychaos_world, raised escapes fail in place; os._exit and SIGKILL fail an isolated test."""
+    hostile.makepyfile(test_user_world=WORLD)
+    result = hostile.runpytest("test_user_world.py", "-p", "no:cacheprovider", "-rf")
+    result.assert_outcomes(passed=2, failed=6)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    for name, what in WORLD_WHAT.items():
+        assert what in result.stdout.lines, name
+    assert "During handling" not in result.stdout.str()
+    result.stdout.fnmatch_lines(
+        ["E       AssertionError: assert {'ok': True*} == 'not what came back'"]
+    )
+
+
+CTRL_C = """
+import os
+import signal
+
+import pytest
+
+
+@pytest.mark.retrychaos(tools=[{"name": "weather", "method": "GET"}])
+def test_ctrl_c_during_the_run(retrychaos_world):
+    async def main(session):
+        os.kill(os.getpid(), signal.SIGINT)  # as a terminal's Ctrl-C reaches the process
+
+    retrychaos_world.run(main)
+
+
+def test_never_reached():
+    pass
+"""
+
+
+def test_a_sigint_during_the_world_run_is_still_ctrl_c(hostile: pytest.Pytester):
+    """A SIGINT that reaches the process during retrychaos_world.run stops the session, as Ctrl-C does."""
+    hostile.makepyfile(test_user_ctrl_c=CTRL_C)
+    result = hostile.runpytest_subprocess("test_user_ctrl_c.py", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*KeyboardInterrupt*", "*no tests ran*"])

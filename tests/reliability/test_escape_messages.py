@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 import typer
+from escaping import FIX
 
 from retrychaos.cli.common import LOCK_NAME, claim_report_dir
 from retrychaos.escape import ControllerEscape, escape_message, guarded, safe_text
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-FIX = "a controller must return a result or a decision, or raise an Exception, never end the run"
 
 
 class Loud(Exception):

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from escaping import DEATH_FIX, FIX
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-FIX = "a controller must return a result or a decision, or raise an Exception, never end the run"
 ESCAPES = {
     "exits": f"the controller's call called sys.exit(3); {FIX}",
     "sync_exits": f"the controller's call called sys.exit(4); {FIX}",
@@ -22,13 +22,10 @@ ESCAPES = {
     "factory_raises_base": f"the controller's factory raised Custom (a BaseException, not an Exception): custom in factory; {FIX}",
     "hard_exit": (
         "the controller ended the process running this case (exit code 7, as os._exit(7) "
-        "gives); a controller must return a result or a decision, or raise an Exception, "
-        "never end its process"
+        f"gives); {DEATH_FIX}"
     ),
     "kills": (
-        "the controller ended the process running this case (killed by signal SIGKILL); "
-        "a controller must return a result or a decision, or raise an Exception, "
-        "never end its process"
+        f"the controller ended the process running this case (killed by signal SIGKILL); {DEATH_FIX}"
     ),
     "prop": (
         "reading the controller's call raised RuntimeError: no call here; "
