@@ -1,7 +1,8 @@
 """The front of the run's MCP server: the httpx2 transport an MCP client's requests go through.
 
 Every request ends in the ``mcp`` SDK's streamable-HTTP app (through
-httpx2's ``ASGITransport``: no socket, no real time), except what the
+:class:`~retrychaos.mcp.stream.StreamingASGITransport`: no socket, no
+real time), except what the
 simulated service decides otherwise. A ``tools/call`` of a served tool is
 first served by that tool's :class:`~retrychaos.world.service.SimulatedService`
 (the fault plan, the rate limit, idempotency, the commit and the ground
@@ -31,6 +32,7 @@ import httpx2
 from ..world.answer import CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT
 from ..world.context import CURRENT_CALL
 from .server import TICKET_HEADER, key_argument
+from .stream import StreamingASGITransport
 from .translate import render
 
 if TYPE_CHECKING:
@@ -92,7 +94,7 @@ class McpFront(httpx2.AsyncBaseTransport):
         ``forget(session_id)`` makes the server forget a session (its id then
         answers 404); ``known(session_id)`` says whether the server has it.
         """
-        self._app = httpx2.ASGITransport(app=app)
+        self._app = StreamingASGITransport(app)
         self._services = services
         self._tickets = tickets
         self._recorder = recorder
