@@ -1,7 +1,8 @@
 """The front of the run's MCP server: the httpx2 transport an MCP client's requests go through.
 
 Every request ends in the ``mcp`` SDK's streamable-HTTP app (through
-httpx2's ``ASGITransport``: no socket, no real time), except what the
+:class:`~retrychaos.mcp.stream.StreamingASGITransport`: no socket, no
+real time), except what the
 simulated service decides otherwise. A ``tools/call`` of a served tool is
 first served by that tool's :class:`~retrychaos.world.service.SimulatedService`
 (the fault plan, the rate limit, idempotency, the commit and the ground
@@ -20,17 +21,20 @@ it answers any client.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import math
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import httpx2
 
-from ..world.answer import CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT
+from ..world.answer import CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR
 from ..world.context import CURRENT_CALL
+from .progress import Progress
 from .server import TICKET_HEADER, key_argument
+from .stream import StreamingASGITransport
 from .translate import render
 
 if TYPE_CHECKING:
@@ -92,7 +96,7 @@ class McpFront(httpx2.AsyncBaseTransport):
         ``forget(session_id)`` makes the server forget a session (its id then
         answers 404); ``known(session_id)`` says whether the server has it.
         """
-        self._app = httpx2.ASGITransport(app=app)
+        self._app = StreamingASGITransport(app)
         self._services = services
         self._tickets = tickets
         self._recorder = recorder
@@ -147,7 +151,7 @@ class McpFront(httpx2.AsyncBaseTransport):
             return response
         args, key = _arguments(params, spec)
         read = request.extensions.get("timeout", {}).get("read")
-        kind, reply, retry_after = await service.serve(
+        serving = service.serve(
             args,
             key,
             meta,
@@ -155,14 +159,15 @@ class McpFront(httpx2.AsyncBaseTransport):
             path=request.url.path,
             timeout_s=math.inf if read is None else float(read),
         )
-        if kind == CONNECT_TIMEOUT:
-            raise httpx2.ConnectTimeout("timed out", request=request)
-        if kind == CONNECT_ERROR:
-            raise httpx2.ConnectError("[Errno 111] Connection refused", request=request)
-        if kind == READ_ERROR:
-            raise httpx2.ReadError("[Errno 104] Connection reset by peer", request=request)
-        if kind == READ_TIMEOUT or reply is None:
-            raise httpx2.ReadTimeout("timed out", request=request)
+        token = _progress_token(params)
+        if spec.progress_notifications and isinstance(token, str | int):
+            # The handler reports progress while the service serves (see progress.py).
+            progress = Progress(spec.progress_notifications, token, asyncio.ensure_future(serving))
+            request.headers[TICKET_HEADER] = self._tickets.issue(progress)
+            return await self._forward(request)
+        kind, reply, retry_after = await serving
+        if reply is None:
+            _raise_for(kind, request)
         rendered = render(reply)
         if rendered.how == "http":
             headers = {"Content-Type": rendered.content_type}
@@ -203,6 +208,22 @@ class McpFront(httpx2.AsyncBaseTransport):
             self._recorder.record("mcp", None, None, None, None, tool, data)
         else:
             self._recorder.record("mcp", meta.agent, meta.task, meta.call, meta.op, tool, data)
+
+
+def _raise_for(kind: int, request: httpx2.Request) -> NoReturn:
+    """The httpx2 error of an attempt the service did not answer."""
+    if kind == CONNECT_TIMEOUT:
+        raise httpx2.ConnectTimeout("timed out", request=request)
+    if kind == CONNECT_ERROR:
+        raise httpx2.ConnectError("[Errno 111] Connection refused", request=request)
+    if kind == READ_ERROR:
+        raise httpx2.ReadError("[Errno 104] Connection reset by peer", request=request)
+    raise httpx2.ReadTimeout("timed out", request=request)
+
+
+def _progress_token(params: dict[str, Any]) -> Any:
+    meta = params.get("_meta")
+    return meta.get("progressToken") if isinstance(meta, dict) else None
 
 
 def _arguments(params: dict[str, Any], spec: ToolSpec) -> tuple[dict[str, Any], str | None]:

@@ -21,6 +21,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from .progress import Progress
 from .translate import JSONRPC_INTERNAL_ERROR
 
 if TYPE_CHECKING:
@@ -79,16 +80,16 @@ class Tickets:
 
     def __init__(self) -> None:
         """Start with none."""
-        self._waiting: dict[str, Rendered] = {}
+        self._waiting: dict[str, Rendered | Progress] = {}
         self._numbers = itertools.count(1)
 
-    def issue(self, rendered: Rendered) -> str:
+    def issue(self, rendered: Rendered | Progress) -> str:
         """Keep ``rendered`` for its handler; the ticket that claims it."""
         ticket = str(next(self._numbers))
         self._waiting[ticket] = rendered
         return ticket
 
-    def claim(self, ticket: str | None) -> Rendered | None:
+    def claim(self, ticket: str | None) -> Rendered | Progress | None:
         """The answer ``ticket`` names (None: no such ticket, or claimed already)."""
         return self._waiting.pop(ticket, None) if ticket is not None else None
 
@@ -120,6 +121,8 @@ def build_server(specs: Iterable[ToolSpec], tickets: Tickets) -> Server[Any]:
         request = ctx.request
         headers = getattr(request, "headers", None)
         rendered = tickets.claim(headers.get(TICKET_HEADER) if headers is not None else None)
+        if isinstance(rendered, Progress):
+            rendered = await rendered.report(ctx)
         if rendered is None:  # the front serves every known tool: this one is not
             text = json.dumps({"error": {"code": "UNKNOWN_TOOL", "message": params.name}})
             return types.CallToolResult(

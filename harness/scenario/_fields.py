@@ -31,6 +31,7 @@ __all__ = [
     "MAX_TASKS_PER_AGENT",
     "MCP_ATTEMPTS",
     "MCP_KEY_IN",
+    "MCP_PROGRESS",
     "MIN_RATE",
     "PROTOCOL",
     "RULE_ERROR",
@@ -92,6 +93,10 @@ MCP_ATTEMPTS = Annotated[
     Expect("a list of attempt numbers"),
 ]
 """The ``session_lost`` field's type: attempt numbers of an operation."""
+MCP_PROGRESS = Annotated[
+    int, Field(strict=True, ge=0, le=100), Expect("a number of notifications from 0 to 100")
+]
+"""The ``progress_notifications`` field's type."""
 
 
 class FileModel(BaseModel):

@@ -94,6 +94,7 @@ def _tool(tool: ToolModel, protocol: str) -> ToolSpec:
         protocol=tool.protocol or protocol,
         idempotency_key_in=tool.idempotency_key_in,
         session_lost=tuple(tool.session_lost),
+        progress_notifications=tool.progress_notifications,
     )
 
 
@@ -172,12 +173,14 @@ def to_file_data(scenario: Scenario) -> dict[str, Any]:
 
 def _tool_data(tool: ToolSpec, protocol: str) -> dict[str, Any]:
     # A tool names its protocol only where it differs from the scenario's.
-    skip = {"rate_limit", "faults", "session_lost"} | (
+    skip = {"rate_limit", "faults", "session_lost", "progress_notifications"} | (
         {"protocol"} if tool.protocol == protocol else set()
     )
     data = _fields_of(tool, skip=skip)
     if tool.session_lost:
         data["session_lost"] = list(tool.session_lost)
+    if tool.progress_notifications:
+        data["progress_notifications"] = tool.progress_notifications
     if tool.rate_limit is not None:
         data["rate_limit"] = _fields_of(tool.rate_limit)
     data["faults"] = [_fault_data(rule) for rule in tool.faults]

@@ -27,6 +27,7 @@ from ._fields import (
     MAX_TASKS_PER_AGENT,
     MCP_ATTEMPTS,
     MCP_KEY_IN,
+    MCP_PROGRESS,
     MIN_RATE,
     PROTOCOL,
     Expect,
@@ -162,6 +163,9 @@ class ToolModel(FileModel):
     """Over MCP, where the key travels: ``_meta.idempotency_key``, or the named argument."""
     session_lost: MCP_ATTEMPTS = Field(default_factory=list)
     """Over MCP, attempts of an operation on which the server first forgets the session (404)."""
+    progress_notifications: MCP_PROGRESS = 0
+    """Over MCP, progress notifications sent on each call that asks (a progressToken) before
+    its answer; with a ``read_timeout`` fault, before its silence."""
 
 
 class CallModel(FileModel):

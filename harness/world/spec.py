@@ -120,6 +120,9 @@ class ToolSpec:
     ``argument NAME`` (an argument of the tool); unused over plain HTTP."""
     session_lost: tuple[int, ...] = ()
     """MCP attempts (per operation) on which the server forgets the session first (404)."""
+    progress_notifications: int = 0
+    """MCP progress notifications sent on a call that asks for them, before its answer
+    (or, with a ``read_timeout`` fault, before its silence)."""
 
     @property
     def base_url(self) -> str:

@@ -509,6 +509,7 @@ def test_non_text_key() -> None:
         (
             "s.yaml: tools[0].3: expected one of the keys name, method, path, side_effect, "
             "idempotency, latency_s, latency_jitter_s, rate_limit, faults, protocol, idempotency_key_in, session_lost, "
+            "progress_notifications, "
             'got unknown key "3"'
         )
     ]
