@@ -136,8 +136,10 @@ def guarded(factory: Callable[[Any], Any]) -> Callable[[Any], Any]:
             return instance  # the harness's own check says what is missing
         return _Bound(*values)
 
-    # The family a factory declares is read before it is called (resolve() has checked it).
-    declared = getattr(factory, "client_family", None)
-    if declared is not None:
-        build.client_family = declared  # type: ignore[attr-defined]
+    # What a factory declares is read before it is called (resolve() has checked the
+    # family): the client family, and the protocol its client speaks (``mcp``).
+    for name in ("client_family", "protocol"):
+        declared = getattr(factory, name, None)
+        if declared is not None:
+            setattr(build, name, declared)
     return build

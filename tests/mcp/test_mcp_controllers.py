@@ -10,6 +10,7 @@ import pytest
 from retrychaos.controllers.registry import BUILTINS, resolve
 from retrychaos.runner import CaseResult, run_case
 from retrychaos.scenario import load_scenario
+from retrychaos.suite import Case, execute
 
 ROOT = Path(__file__).resolve().parents[2]
 MCP_CONTROLLERS = (
@@ -105,3 +106,15 @@ def test_a_framework_mcp_client_gets_every_tool_of_a_plain_scenario_over_mcp():
     result = run("transient/burst-503-clears.yaml", "openai-agents-mcp")
     assert {method for _, method, _ in requests(result)} == {"tools/call"}
     assert result.passed, result.violations
+
+
+def test_a_framework_mcp_client_run_in_a_worker_still_gets_its_tools_over_mcp():
+    """In a worker, as `run` runs it, the factory's protocol 'mcp' still serves a plain scenario over MCP."""
+    scenario = load_scenario(ROOT / "scenarios" / "transient" / "burst-503-clears.yaml")
+    (result,) = execute(
+        [Case(scenario=scenario, controller="openai-agents-mcp-default", seed=1)],
+        keep_events=lambda _case: True,
+    )
+    assert result.error is None, result.error
+    assert "reached no tool" not in (result.vacuous or "")
+    assert {method for _, method, _ in requests(result)} == {"tools/call"}
