@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from .audit import audit_checker
 from .contract import Env
 from .controllers.registry import controller_family
+from .errors import ControllerLoadError
 from .mcp import speaks_mcp, start_serving
 
 if TYPE_CHECKING:
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
     from .world.services import Services
     from .world.spec import Scenario
 
-__all__ = ["run_environment"]
+__all__ = ["refuse_zeroed_backoff", "run_environment"]
 
 
 async def run_environment(
@@ -49,3 +51,16 @@ async def run_environment(
     mcp = await start_serving(scenario, services, recorder, every_tool=every_tool)
     env._attach_mcp(mcp)  # noqa: SLF001 (the harness's own hook)
     return env
+
+
+def refuse_zeroed_backoff(name: str) -> None:
+    """Fail the run if stamina's testing mode is on: it zeroes every backoff."""
+    stamina = sys.modules.get("stamina")
+    is_testing = getattr(stamina, "is_testing", None)
+    if callable(is_testing) and is_testing():
+        msg = (
+            f"controller {name!r}: stamina.set_testing(True) is on, which zeroes every "
+            "backoff and caps attempts, so this run would measure nothing; the virtual "
+            "clock already makes waiting free: call stamina.set_testing(False)"
+        )
+        raise ControllerLoadError(msg)

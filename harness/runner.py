@@ -27,7 +27,6 @@ this changes nothing but the time a fleet takes.
 
 from __future__ import annotations
 
-import sys
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -35,7 +34,7 @@ from functools import cache
 from typing import IO, TYPE_CHECKING, Any
 
 from .controllers.registry import settle_family
-from .environment import run_environment
+from .environment import refuse_zeroed_backoff, run_environment
 from .errors import ClientFamilyError, ControllerLoadError, RunAborted
 from .invariants.registry import check_all, exercise_of
 from .invariants.sharded import judge_in_parts
@@ -255,7 +254,7 @@ def simulate(
             box["traceback"] = controller_traceback(exc)
             return
         family = settle_family(controller, instance, env)
-        _refuse_zeroed_backoff(controller.name)
+        refuse_zeroed_backoff(controller.name)
         fleet = Fleet(
             scenario=scenario,
             seed=seed,
@@ -269,7 +268,7 @@ def simulate(
         )
         box["fleet"] = fleet
         await fleet.run()
-        _refuse_zeroed_backoff(controller.name)
+        refuse_zeroed_backoff(controller.name)
 
     error: str | None = None
     error_kind: str | None = None
@@ -439,19 +438,6 @@ def run_case(
 
 
 _KIND: dict[type, str] = {ClientFamilyError: "input"}  # the object's unknown client family: exit 2
-
-
-def _refuse_zeroed_backoff(name: str) -> None:
-    """Fail the run if stamina's testing mode is on: it zeroes every backoff."""
-    stamina = sys.modules.get("stamina")
-    is_testing = getattr(stamina, "is_testing", None)
-    if callable(is_testing) and is_testing():
-        msg = (
-            f"controller {name!r}: stamina.set_testing(True) is on, which zeroes every "
-            "backoff and caps attempts, so this run would measure nothing; the virtual "
-            "clock already makes waiting free: call stamina.set_testing(False)"
-        )
-        raise ControllerLoadError(msg)
 
 
 def _contract_dict(scenario: Scenario) -> dict[str, float | int]:
