@@ -12,7 +12,7 @@ import typer
 
 from ..controllers.registry import resolve
 from ..errors import HarnessInputError
-from ..mcp import mcp_tools, require_mcp
+from ..mcp import INSTALL_HINT, mcp_tools, require_mcp
 from ..scenario import load_paths
 from ..scenario.library import library_path
 from ..scenario.load import MAX_PLANNED_CALLS
@@ -131,12 +131,19 @@ def load_scenarios(
         raise typer.Exit(EXIT_USAGE)
     if not scenarios:
         usage_error(f"no scenario files (*.yaml) under {', '.join(map(str, chosen))}")
-    for scenario in scenarios if to_run else ():
-        if mcp_tools(scenario):
-            try:
-                require_mcp(f"scenario {scenario.name!r}")
-            except HarnessInputError as exc:
+    served = [scenario for scenario in scenarios if to_run and mcp_tools(scenario)]
+    for scenario in served:
+        try:
+            require_mcp(f"scenario {scenario.name!r}")
+        except HarnessInputError as exc:
+            if paths:
                 usage_error(str(exc))
+            # The shipped library, on an install without the MCP extra: the rest still runs.
+            tell(
+                f"left out the shipped library's {len(served)} MCP scenario(s): the mcp SDK "
+                f"is not installed ({INSTALL_HINT})"
+            )
+            return [found for found in scenarios if not mcp_tools(found)]
     return scenarios
 
 

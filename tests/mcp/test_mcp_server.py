@@ -191,6 +191,18 @@ def test_the_command_exits_2_on_an_mcp_scenario_without_the_extra(tmp_path):
     )
 
 
+def test_the_shipped_library_runs_without_its_mcp_suite_when_the_extra_is_missing(tmp_path):
+    """A bare `run` of the shipped library without mcp leaves the mcp/ suite out, says so, and runs."""
+    outcome = _without_mcp(
+        tmp_path, "run", "-k", "burst-503-clears", "--report", str(tmp_path / "r")
+    )
+    assert outcome.returncode == 0, outcome.stderr
+    assert outcome.stderr.splitlines()[0] == (
+        "left out the shipped library's 7 MCP scenario(s): the mcp SDK is not installed "
+        "(pip install 'retrychaos[mcp]')"
+    )
+
+
 def test_checking_an_mcp_scenario_needs_no_sdk(tmp_path):
     """`retrychaos check` validates an MCP scenario without the extra: only running needs it."""
     suite = ROOT / "scenarios" / "mcp" / "mcp-session-lost.yaml"
