@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 import pytest
-from fakeredis import TcpFakeServer
 from typer.testing import CliRunner
 
 from retrychaos.campaign import SearchJob, campaign, run_search
@@ -112,20 +110,6 @@ def test_a_search_saves_its_failure_where_the_next_one_replays_it(tmp_path):
     replayed = run_search(again, lambda _w: None)
     assert replayed.found
     assert replayed.examples == 1
-
-
-@pytest.fixture
-def redis_url():
-    """A Redis server (fakeredis's TCP server) in this process."""
-    server = TcpFakeServer(("127.0.0.1", 0), server_type="redis")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"redis://127.0.0.1:{server.server_address[1]}/0"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def test_a_redis_database_keeps_examples_apart_per_search(redis_url):

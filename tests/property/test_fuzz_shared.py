@@ -8,11 +8,9 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
-from fakeredis import TcpFakeServer
 from typer.testing import CliRunner
 
 from retrychaos.cli import app
@@ -69,20 +67,6 @@ def test_a_failure_saved_in_a_shared_folder_replays_first_on_a_second_machine(tm
     assert [line for line in one if "seed" not in line] == [
         line for line in two if "seed" not in line
     ]
-
-
-@pytest.fixture
-def redis_url():
-    """A Redis server (fakeredis's TCP server) in this process: ``redis://127.0.0.1:PORT/0``."""
-    server = TcpFakeServer(("127.0.0.1", 0), server_type="redis")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"redis://127.0.0.1:{server.server_address[1]}/0"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 @pytest.mark.slow  # two searches, each a process of its own
