@@ -13,6 +13,7 @@
     │   └── ScenarioError          a scenario file is invalid (every issue, with file and line)
     ├── RunAborted                 a run could not finish; the controller is to blame
     │   ├── DeadlockError          every task waits and no timer is pending
+    │   ├── LivelockError          the loop spins at one virtual instant, time never moves
     │   └── RealTimeBlockError     the controller blocked the loop in real time
     └── InternalError              the harness itself failed: exit code 3
 
@@ -83,6 +84,17 @@ class RunAborted(HarnessError):
 
 class DeadlockError(RunAborted):
     """Every task of the run is waiting and no virtual timer is pending."""
+
+
+class LivelockError(RunAborted):
+    """The loop ran too many iterations at one virtual instant: time would never move.
+
+    A controller that spins (``while True: await asyncio.sleep(0)``) never
+    blocks the loop, so the real-time watchdog never fires, and never lets
+    virtual time pass, so the horizon is never reached: the loop counts its
+    iterations at one instant instead, which gives the same verdict on every
+    machine.
+    """
 
 
 class RealTimeBlockError(RunAborted):

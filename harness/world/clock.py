@@ -57,3 +57,17 @@ class VirtualClock:
             msg = f"time can't go backwards: asked to advance by {seconds} s"
             raise ValueError(msg)
         self._ns += math.ceil(seconds * NS_PER_S)
+
+
+def landing_ns(when: float) -> int:
+    """The first nanosecond ``t`` with ``t / 1e9 >= when``: where the clock lands on timer ``when``.
+
+    ``ceil(when * 1e9)`` alone can land one short (``31.062150979000002 * 1e9``
+    rounds to ``31062150979.0``): ``loop.time()`` would then stay below a timer
+    the loop counts as due, and anyio, which re-arms ``call_at(deadline)``
+    until ``loop.time() >= deadline``, would re-arm it at that instant forever.
+    """
+    ns = math.ceil(when * NS_PER_S)
+    while ns / NS_PER_S < when:
+        ns += 1
+    return ns

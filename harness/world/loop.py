@@ -20,12 +20,14 @@ iteration; it runs handles inline; ``call_soon`` and
 through asyncio's public API. ``tests/bench/test_loop_order.py`` checks the
 order against the stock algorithm.
 
-Two ways out of a run that the loop detects itself:
+Three ways out of a run that the loop detects itself:
 
 - every task waits and no timer is pending: a
   :class:`~retrychaos.errors.DeadlockError`;
 - virtual time passes the run's horizon (a controller that sleeps forever):
-  a :class:`~retrychaos.errors.RunAborted`.
+  a :class:`~retrychaos.errors.RunAborted`;
+- :data:`SPIN_LIMIT` iterations at one instant, time never moving (a controller
+  spinning on ``asyncio.sleep(0)``): a :class:`~retrychaos.errors.LivelockError`.
 
 Sync code runs on baton threads (:mod:`retrychaos.world.baton`), which never
 run at the same time as the loop: a sync controller's calls, and whatever the
@@ -42,9 +44,9 @@ from asyncio import base_events, events, format_helpers
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DeadlockError, RunAborted
+from ..errors import DeadlockError, LivelockError, RunAborted
 from .baton import Baton
-from .clock import NS_PER_S
+from .clock import NS_PER_S, landing_ns
 from .selector import VirtualSelector
 from .wake import Wake
 
@@ -61,6 +63,11 @@ _DEADLOCK = (
     "or the controller waits on something outside the virtual clock (a thread, a real "
     "socket, a threading lock)"
 )
+_LIVELOCK = (
+    "the loop ran {n} iterations at virtual time {at:.3f} s without time moving: the "
+    "controller is spinning (e.g. `await asyncio.sleep(0)` in a loop); expected it to wait "
+    "on something that lets virtual time pass (a response, a sleep, a timeout)"
+)
 # asyncio's own constants (BaseEventLoop._run_once).
 MAXIMUM_SELECT_TIMEOUT: float = getattr(base_events, "MAXIMUM_SELECT_TIMEOUT", 24 * 3600)
 _MIN_SCHEDULED_TIMER_HANDLES: int = getattr(base_events, "_MIN_SCHEDULED_TIMER_HANDLES", 100)
@@ -69,6 +76,8 @@ _MIN_CANCELLED_TIMER_HANDLES_FRACTION: float = getattr(
 )
 _POLL_EVERY_MASK = 63
 """With no thread outside the clock and no registered file, poll every 64th iteration."""
+SPIN_LIMIT = 100_000
+"""Iterations at one instant that end a run (each runs every ready callback: a herd needs tens)."""
 
 
 async def sleep(delay: float) -> None:
@@ -113,6 +122,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         *,
         horizon_s: float = 7 * 24 * 3600.0,
         real_wait_s: float = 2.0,
+        spin_limit: int = SPIN_LIMIT,
     ) -> None:
         """Create a loop on ``clock``.
 
@@ -122,6 +132,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
                 keeps sleeping and never finishes).
             real_wait_s: how long, in real seconds, the loop waits for a baton
                 thread to give the baton back before it calls it blocked.
+            spin_limit: iterations at one virtual instant that end the run (a livelock).
         """
         selector = VirtualSelector()
         super().__init__(selector)
@@ -135,6 +146,8 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         self.in_real_wait = False
         self._baton = Baton(self)
         self._cut = False
+        # The livelock bound; the last iteration's instant and how many ran there.
+        self.spin_limit, self._still_ns, self._still = spin_limit, -1, 0
 
     def time(self) -> float:
         """The virtual clock, in seconds."""
@@ -201,6 +214,13 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         """
         self.iterations += 1
         self._cut = False
+        if self.clock._ns != self._still_ns:  # noqa: SLF001 (hot path)
+            self._still_ns, self._still = self.clock._ns, 0  # noqa: SLF001
+        elif (still := self._still + 1) < self.spin_limit:
+            self._still = still
+        else:  # a livelock (the clean-up after it starts a new count)
+            self._still = 0
+            self._abort(LivelockError(_LIVELOCK.format(n=still, at=self.clock.now())))
         if self._timer_cancelled_count:  # else no cancelled timer is in the heap
             self._drop_cancelled(self._scheduled)
         scheduled = self._scheduled
@@ -215,7 +235,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             # Idle: jump the clock to the next timer (what select() + _idle() do).
             when = scheduled[0][0]
             if when - clock._ns / NS_PER_S > 0:  # noqa: SLF001 (the timeout select() would get)
-                when_ns = math.ceil(when * NS_PER_S)
+                when_ns = landing_ns(when)
                 if when_ns > self.horizon_ns or when_ns <= clock._ns:  # noqa: SLF001
                     self._idle(selector)
                 else:
@@ -308,7 +328,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         """Nothing is ready: jump to the next timer, or detect a deadlock."""
         scheduled: list[tuple[float, Any]] = self._scheduled
         if scheduled:
-            when_ns = math.ceil(scheduled[0][0] * NS_PER_S)
+            when_ns = landing_ns(scheduled[0][0])
             if when_ns > self.horizon_ns:
                 self._abort(
                     RunAborted(
