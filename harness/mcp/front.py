@@ -16,7 +16,9 @@ Each ``tools/call`` is recorded by the service as a ``request`` whose
 also an ``mcp`` event (its JSON-RPC method, the session's number, how it
 ended), and a message the server cannot read is an ``mcp`` event with
 outcome ``malformed``: the harness records it and the SDK answers it, as
-it answers any client.
+it answers any client. Each progress notification the server sends on a
+call's stream is an ``mcp`` event too (``notifications/progress``, outcome
+``sent``, with its ``progress`` and ``total``).
 """
 
 from __future__ import annotations
@@ -44,9 +46,11 @@ if TYPE_CHECKING:
     from ..world.spec import ToolSpec
     from .server import Tickets
 
-__all__ = ["SESSION_HEADER", "CallCount", "McpFront", "counted_invocation"]
+__all__ = ["PROGRESS", "SESSION_HEADER", "CallCount", "McpFront", "counted_invocation"]
 
 SESSION_HEADER = "mcp-session-id"
+PROGRESS = "notifications/progress"
+"""The JSON-RPC method of a progress notification, which the server sends on a call's stream."""
 
 CallCount = list[int]
 """``tools/call`` requests sent so far in one MCP client's invocation (a one-item counter)."""
@@ -162,7 +166,13 @@ class McpFront(httpx2.AsyncBaseTransport):
         token = _progress_token(params)
         if spec.progress_notifications and isinstance(token, str | int):
             # The handler reports progress while the service serves (see progress.py).
-            progress = Progress(spec.progress_notifications, token, asyncio.ensure_future(serving))
+            count = spec.progress_notifications
+
+            def sent(step: int) -> None:
+                extra = {"progress": step, "total": count}
+                self._note(request, "sent", method=PROGRESS, tool=spec.name, meta=meta, **extra)
+
+            progress = Progress(count, token, asyncio.ensure_future(serving), sent=sent)
             request.headers[TICKET_HEADER] = self._tickets.issue(progress)
             return await self._forward(request)
         kind, reply, retry_after = await serving
@@ -195,6 +205,7 @@ class McpFront(httpx2.AsyncBaseTransport):
         method: str | None = None,
         tool: str | None = None,
         meta: CallMeta | None = None,
+        **extra: int,
     ) -> None:
         """One ``mcp`` event: the message's JSON-RPC method, its session's number, its outcome."""
         meta = meta if meta is not None else CURRENT_CALL.get()
@@ -203,6 +214,7 @@ class McpFront(httpx2.AsyncBaseTransport):
             "method": method,
             "session": self._sessions.get(session) if session is not None else None,
             "outcome": outcome,
+            **extra,
         }
         if meta is None:
             self._recorder.record("mcp", None, None, None, None, tool, data)

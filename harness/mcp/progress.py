@@ -25,6 +25,8 @@ from ..world.answer import READ_TIMEOUT
 from .translate import Rendered, render
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..world.answer import Answer
 
 __all__ = ["Progress"]
@@ -33,11 +35,22 @@ __all__ = ["Progress"]
 class Progress:
     """A call being served, whose handler reports ``count`` progress steps first."""
 
-    def __init__(self, count: int, token: str | int, answer: asyncio.Future[Answer]) -> None:
-        """Report ``count`` steps under ``token``, then deliver ``answer`` (the service's serve)."""
+    def __init__(
+        self,
+        count: int,
+        token: str | int,
+        answer: asyncio.Future[Answer],
+        *,
+        sent: Callable[[int], None] | None = None,
+    ) -> None:
+        """Report ``count`` steps under ``token``, then deliver ``answer`` (the service's serve).
+
+        ``sent(step)`` hears of each notification once it is on the stream (the trace's record).
+        """
         self.count = count
         self.token = token
         self.answer = answer
+        self.sent = sent
 
     async def report(self, ctx: Any) -> Rendered:
         """Send the progress notifications; the service's answer, once it has one."""
@@ -47,6 +60,8 @@ class Progress:
             await ctx.session.send_progress_notification(
                 self.token, step, self.count, f"step {step} of {self.count}", related
             )
+            if self.sent is not None:
+                self.sent(step)
         kind, reply, _ = await self.answer
         if kind == READ_TIMEOUT or reply is None:
             # Silence: the client's read timeout (or the run's horizon) ends the call.

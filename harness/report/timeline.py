@@ -41,6 +41,8 @@ MAX_MARKS: Final = 800
 MAX_NUMBERED: Final = 30
 """Violations numbered on a per-agent timeline (the rest are listed, not drawn)."""
 _EPS: Final = 1e-9
+PROGRESS: Final = "notifications/progress"
+"""The JSON-RPC method of an MCP progress notification (``mcp`` events name it)."""
 
 
 def build_timeline(
@@ -58,8 +60,13 @@ def build_timeline(
     return replace(timeline, breaker_tools=tools, breaker=spans)
 
 
-def _describe(attempt: Attempt, index: TraceIndex) -> tuple[str, str, str]:
-    """Return the category, the short label and the tooltip of an attempt (naming its sender)."""
+def _describe(
+    attempt: Attempt, index: TraceIndex, progress: Sequence[TraceEvent] = ()
+) -> tuple[str, str, str]:
+    """Return the category, the short label and the tooltip of an attempt (naming its sender).
+
+    ``progress``: the MCP progress notifications the server sent on the attempt's stream.
+    """
     request, response = attempt.request, attempt.response
     data = response.data if response is not None else {}
     outcome, status = data.get("outcome"), data.get("status")
@@ -79,6 +86,11 @@ def _describe(attempt: Attempt, index: TraceIndex) -> tuple[str, str, str]:
     method = str(request.data.get("method", ""))
     if "/" in method:  # a JSON-RPC method: the attempt was an MCP call
         lines[0] = f"MCP {method}: {lines[0]}"
+    lines.extend(
+        f"MCP {PROGRESS}: {e.data.get('progress')} of {e.data.get('total')} "
+        f"at t = {seconds_text(e.at)}"
+        for e in progress
+    )
     return category_of(outcome, status), short_label(outcome, status), "\n".join(lines)
 
 
@@ -121,6 +133,7 @@ def _per_agent(
 ) -> Timeline:
     lane = {agent: n for n, agent in enumerate(agents)}
     marked, loose = _targets(index, violations)
+    progress = _progress(index)
     marks, waits, windows = [], [], []
     last_of_op: dict[tuple[int, str | None], Attempt] = {}
     for attempt in index.attempts:
@@ -128,7 +141,7 @@ def _per_agent(
         if request.agent is None:
             continue
         row = lane[request.agent]
-        category, label, detail = _describe(attempt, index)
+        category, label, detail = _describe(attempt, index, progress.get(request.seq, ()))
         marks.append(
             Mark(
                 lane=row,
@@ -200,6 +213,21 @@ def _per_agent(
             for number, v in loose
         ),
     )
+
+
+def _progress(index: TraceIndex) -> dict[int, list[TraceEvent]]:
+    """The MCP progress notifications of each attempt, by its request's seq.
+
+    A notification belongs to the attempt of its op that was in flight when it was sent.
+    """
+    sent: dict[int, list[TraceEvent]] = {}
+    for event in index.events:
+        if event.kind != "mcp" or event.data.get("method") != PROGRESS:
+            continue
+        started = [a for a in index.ops.get(event.op, []) if a.at <= event.at + _EPS]
+        if started:
+            sent.setdefault(started[-1].request.seq, []).append(event)
+    return sent
 
 
 def _wait_text(gap: float) -> str:

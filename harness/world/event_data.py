@@ -177,7 +177,7 @@ class RunEndData(TypedDict):
 
 
 class McpData(TypedDict):
-    """``mcp``: one MCP message the run's MCP server received (see ``retrychaos.mcp``)."""
+    """``mcp``: one MCP message the run's MCP server received or sent (see ``retrychaos.mcp``)."""
 
     method: str | None
     """Its JSON-RPC method (None: not a request or notification)."""
@@ -185,8 +185,12 @@ class McpData(TypedDict):
     """The number of the MCP session it named (1 for the run's first), if any."""
     outcome: str
     """``ok``, ``refused`` (a 4xx answer), ``session_lost``, ``unknown_session``,
-    ``unknown_tool``, ``reply`` (a client's answer to the server) or ``malformed``
-    (no JSON-RPC message)."""
+    ``unknown_tool``, ``reply`` (a client's answer to the server), ``malformed``
+    (no JSON-RPC message) or ``sent`` (a notification the server sent)."""
+    progress: NotRequired[int]
+    """``notifications/progress`` only: the step it reported (1 to ``total``)."""
+    total: NotRequired[int]
+    """``notifications/progress`` only: the steps the call reports in all."""
 
 
 EventData: TypeAlias = (

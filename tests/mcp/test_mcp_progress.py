@@ -9,7 +9,8 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from retrychaos.controllers.registry import ControllerRef
+from retrychaos.controllers.registry import ControllerRef, resolve
+from retrychaos.report.timeline import build_timeline
 from retrychaos.runner import run_case
 from retrychaos.scenario import scenario_from_dict
 
@@ -136,3 +137,57 @@ def test_a_call_without_a_progress_token_gets_no_notifications():
     run_case(scenario, ref, 1)
     assert len(seen) == 1
     assert isinstance(seen[0], httpx2.ReadTimeout)
+
+
+def test_each_progress_notification_is_an_mcp_event_of_the_call():
+    """The server's notifications are `mcp` events `notifications/progress`, step and total, sent."""
+    result, _ = run_progress([{"fault": "read_timeout"}], timeout=2.0)
+    sent = [
+        (e.at, e.agent, e.op, e.tool, e.data)
+        for e in result.events or []
+        if e.kind == "mcp" and e.data["method"] == "notifications/progress"
+    ]
+    assert sent == [
+        (
+            0.0,
+            0,
+            "a0-t0-c0",
+            "export",
+            {
+                "method": "notifications/progress",
+                "session": 1,
+                "outcome": "sent",
+                "progress": step,
+                "total": 3,
+            },
+        )
+        for step in (1, 2, 3)
+    ]
+
+
+def test_the_timeline_shows_the_progress_on_the_call_it_was_sent_on():
+    """The tools/call mark's tooltip lists each notification, labelled with its JSON-RPC method."""
+    result, _ = run_progress([{"fault": "read_timeout"}], timeout=2.0)
+    (mark,) = build_timeline(result.events or [], []).marks
+    lines = mark.detail.splitlines()
+    assert lines[0] == "MCP tools/call: attempt 1 of a0-t0-c0 on export (first attempt)"
+    assert lines[-3:] == [
+        f"MCP notifications/progress: {step} of 3 at t = 0.000 s" for step in (1, 2, 3)
+    ]
+
+
+def test_a_call_that_asks_for_no_progress_records_none():
+    """mcp-session sends no progressToken: the server sends no notification, the trace has none."""
+    quiet = scenario_from_dict(
+        {
+            "name": "mcp-progress",
+            "description": "One MCP call with progress, asked by no one.",
+            "protocol": "mcp",
+            "tools": [{"name": "export", "progress_notifications": 3}],
+            "workload": {"calls": [{"tool": "export", "args": {"q": 1}}]},
+        }
+    )
+    plain = run_case(quiet, resolve("mcp-session"), 1)
+    assert plain.error is None
+    methods = [e.data["method"] for e in plain.events or [] if e.kind == "mcp"]
+    assert methods == ["initialize", "notifications/initialized", "tools/list"]
