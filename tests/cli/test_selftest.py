@@ -137,7 +137,7 @@ def test_a_scenario_failing_correct_controllers_is_a_false_alarm(
         (["--watchdog", "nan"], "error: --watchdog expects real seconds from 0.05 to 600, got nan"),
         (
             ["-k", "nothing-like-this"],
-            "error: no scenario matches the selection (-k nothing-like-this); 46 scenario(s) deselected",
+            "error: no scenario matches the selection (-k nothing-like-this); 47 scenario(s) deselected",
         ),
     ],
 )

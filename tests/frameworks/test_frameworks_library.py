@@ -25,6 +25,7 @@ PASSES = {
         "mcp/mcp-fleet-outage",
         "mcp/mcp-jsonrpc-error-unkeyed",
         "mcp/mcp-never-answers",
+        "mcp/mcp-progress-then-silence",
         "mcp/mcp-session-lost",
     },
     "pydantic-ai-transport": {
@@ -43,6 +44,7 @@ PASSES = {
         "mcp/mcp-argument-error-result",
         "mcp/mcp-jsonrpc-error-unkeyed",
         "mcp/mcp-never-answers",
+        "mcp/mcp-progress-then-silence",
         "mcp/mcp-rate-limited-retry-after",
         "mcp/mcp-session-lost",
     },
@@ -57,6 +59,7 @@ PASSES = {
         "mcp/mcp-fleet-outage",
         "mcp/mcp-jsonrpc-error-unkeyed",
         "mcp/mcp-never-answers",
+        "mcp/mcp-progress-then-silence",
         "mcp/mcp-session-lost",
     },
 }

@@ -198,7 +198,7 @@ def test_the_shipped_library_runs_without_its_mcp_suite_when_the_extra_is_missin
     )
     assert outcome.returncode == 0, outcome.stderr
     assert outcome.stderr.splitlines()[0] == (
-        "left out the shipped library's 7 MCP scenario(s): the mcp SDK is not installed "
+        "left out the shipped library's 8 MCP scenario(s): the mcp SDK is not installed "
         "(pip install 'retrychaos[mcp]')"
     )
 

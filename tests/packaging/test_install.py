@@ -277,7 +277,7 @@ def test_an_installed_wheel_serves_a_user_project(installed, subtests):
         document = json.loads(results.read_text(encoding="utf-8"))
         # The wheel is installed without the MCP extra: the mcp/ suite is left out, and said so.
         assert {r["scenario"] for r in document["runs"]} == scenario_names(mcp=False)
-        assert "left out the shipped library's 7 MCP scenario(s)" in done.stderr
+        assert "left out the shipped library's 8 MCP scenario(s)" in done.stderr
         assert all(r["passed"] for r in document["runs"])
 
     with subtests.test("the replay command of a failing run works as printed"):
