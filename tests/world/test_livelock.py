@@ -98,3 +98,24 @@ def test_an_anyio_timeout_at_a_rounding_deadline_expires_on_time() -> None:
         return scope.cancelled_caught, clock.now_ns()
 
     assert run_virtual(main) == (True, 31_062_150_980)
+
+
+def test_sleeping_until_a_float_instant_in_small_steps_gets_there() -> None:
+    """`while now() < t: sleep(t - now())` ends, however small the last step (1.4e-14 s here).
+
+    The reference controller waits out a Retry-After this way; on the library's
+    replan-after-ambiguous-commit, seed 116, the last step was 1.4e-14 s, which
+    once advanced the clock by no nanosecond at all, for ever.
+    """
+    from retrychaos.world.loop import sleep  # noqa: PLC0415 (the harness's own wait)
+
+    async def main(clock: VirtualClock) -> tuple[int, bool]:
+        await asyncio.sleep(92.515708603)
+        not_before = 92.51570860300001
+        steps = 0
+        while clock.now() < not_before:
+            await sleep(not_before - clock.now())
+            steps += 1
+        return steps, clock.now() >= not_before
+
+    assert run_virtual(main) == (1, True)
