@@ -12,12 +12,11 @@ timers), ``call_soon`` chains, tasks, ``wait_for`` timeouts.
 from __future__ import annotations
 
 import asyncio
-import math
 import random
 from typing import Any
 
 from retrychaos.world import loop as loop_module
-from retrychaos.world.clock import NS_PER_S, VirtualClock
+from retrychaos.world.clock import VirtualClock, landing_ns
 from retrychaos.world.loop import VirtualEventLoop
 
 
@@ -40,7 +39,7 @@ class StockLoop(VirtualEventLoop):
     def _idle(self, selector: Any) -> list[Any]:
         scheduled = self._scheduled
         if scheduled:
-            when_ns = math.ceil(scheduled[0].when() * NS_PER_S)
+            when_ns = landing_ns(scheduled[0].when())  # the clock's own landing
             self.clock._ns = max(self.clock._ns, when_ns)
             return []
         return super()._idle(selector)
