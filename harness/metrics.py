@@ -7,22 +7,25 @@ pure function of the trace; rates are None when their denominator is zero.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from .invariants.index import OK_OUTCOMES, index_of
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
+    from .invariants.index import Attempt, TaskInfo
     from .world.spec import Scenario
     from .world.trace import TraceEvent
 
 __all__ = ["Metrics", "MetricsTotals", "compute_metrics", "percentile"]
+
+_REACHED = attrgetter("reached")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,9 +74,13 @@ class Metrics:
 
 def percentile(values: Sequence[float], p: float) -> float | None:
     """Return the nearest-rank ``p``-th percentile of ``values`` (None when empty)."""
-    if not values:
+    return _nearest_rank(sorted(values), p)
+
+
+def _nearest_rank(ordered: Sequence[float], p: float) -> float | None:
+    """:func:`percentile` of values already sorted."""
+    if not ordered:
         return None
-    ordered = sorted(values)
     rank = max(1, math.ceil(p / 100 * len(ordered)))
     return ordered[min(rank, len(ordered)) - 1]
 
@@ -90,7 +97,7 @@ def _breaker_opens(audits: Sequence[TraceEvent]) -> int | None:
     for event in audits:
         record = event.data.get("record")
         if (
-            isinstance(record, Mapping)
+            (type(record) is dict or isinstance(record, Mapping))
             and record.get("event") == "breaker"
             and record.get("breaker_state") == "open"
         ):
@@ -161,53 +168,90 @@ class MetricsTotals:
         commits: Counter[str | None] = Counter(event.op for event in own("commit"))
         decided = own("decision")
         self.decisions.update(str(event.data.get("decision")) for event in decided)
-        counted = [a for a in index.attempts if shared or a.request.agent is not None]
-        last_act: dict[str, float] = {}
-        for event in itertools.chain((a.request for a in counted), decided):
-            task = event.task
-            if task is not None:
-                last = last_act.get(task)
-                if last is None or event.at > last:
-                    last_act[task] = event.at
+        counted = (
+            index.attempts if shared else [a for a in index.attempts if a.request.agent is not None]
+        )
         self.duplicates += sum(
             count - 1 for op, count in commits.items() if op is not None and count > 1
         )
         self.opless_commits += commits[None]
         self.ops += len(ops)
-        self.reaching += sum(1 for attempt in counted if attempt.reached)
         self.sent += len(counted)
-        self.first_ok += sum(
-            1
-            for op, attempts in index.ops.items()
-            if op is not None
-            and (shared or attempts[0].request.agent is not None)
-            and attempts[0].answer("outcome") in OK_OUTCOMES
-        )
-        started = [
-            info
-            for info in index.tasks.values()
-            if info.start is not None and (shared or info.start.agent is not None)
-        ]
-        self.started += len(started)
-        self.succeeded += sum(
-            1 for info in started if info.end is not None and info.end.data.get("ok")
-        )
-        self.latencies.extend(
-            info.end.at - info.start.at
-            for info in started
-            if info.start is not None and info.end is not None
-        )
-        for info in started:
-            deadline = info.deadline
-            if deadline is not None and info.task in last_act:
-                self.overrun = max(self.overrun, last_act[info.task] - deadline)
+        first_ok = 0
+        for op, attempts in index.ops.items():
+            first = attempts[0]
+            if op is None or not (shared or first.request.agent is not None):
+                continue
+            response = first.response
+            if response is not None and response.data.get("outcome") in OK_OUTCOMES:
+                first_ok += 1
+        self.first_ok += first_ok
+        deadlines = self._tasks(index.tasks.values(), shared=shared)
+        self.reaching += sum(map(_REACHED, counted))
+        if not shared:  # the index's latest acts count every request and decision: not these
+            self._overrun(counted, decided, deadlines)
         audits = [event for event in index.audits if shared or event.agent is not None]
         self.audits += len(audits)
         self.breaker_opens += _breaker_opens(audits) or 0
 
+    def _tasks(self, tasks: Iterable[TaskInfo], *, shared: bool) -> dict[str, float]:
+        """Count the started tasks, their successes and latencies; return their deadlines.
+
+        With ``shared``, also take the deadline overrun: the latest act of a task
+        minus its deadline is the latest of its acts minus it.
+        """
+        started = succeeded = 0
+        latencies = self.latencies
+        deadlines: dict[str, float] = {}
+        overrun = self.overrun
+        for info in tasks:
+            start = info.start
+            if start is None or not (shared or start.agent is not None):
+                continue
+            started += 1
+            end = info.end
+            if end is not None:
+                if end.data.get("ok"):
+                    succeeded += 1
+                latencies.append(end.at - start.at)
+            deadline = info.deadline
+            if deadline is not None:
+                deadlines[info.task] = deadline
+                overrun = max(overrun, info.last_act - deadline)
+        self.started += started
+        self.succeeded += succeeded
+        if shared:
+            self.overrun = overrun
+        return deadlines
+
+    def _overrun(
+        self, counted: list[Attempt], decided: list[TraceEvent], deadlines: dict[str, float]
+    ) -> None:
+        """Take the overrun of the requests and decisions of one part past their task's deadline.
+
+        The deadline overrun is the latest of them minus the deadline, the
+        same as the latest minus the deadline.
+        """
+        overrun = self.overrun
+        for attempt in counted:
+            request = attempt.request
+            task = request.task
+            if task is not None:
+                deadline = deadlines.get(task)
+                if deadline is not None and request.at - deadline > overrun:
+                    overrun = request.at - deadline
+        for event in decided:
+            task = event.task
+            if task is not None:
+                deadline = deadlines.get(task)
+                if deadline is not None and event.at - deadline > overrun:
+                    overrun = event.at - deadline
+        self.overrun = overrun
+
     def finish(self) -> Metrics:
         """Return the metrics of every part added so far."""
         ops, reaching, sent, decisions = self.ops, self.reaching, self.sent, self.decisions
+        latencies = sorted(self.latencies)
         return Metrics(
             attempts_reaching_servers=reaching,
             attempts_sent=sent,
@@ -221,7 +265,7 @@ class MetricsTotals:
             duplicate_side_effects=self.duplicates + max(0, self.opless_commits - 1),
             breaker_opens=self.breaker_opens if self.audits else None,
             decisions=dict(sorted(decisions.items())),
-            task_latency_p50=percentile(self.latencies, 50),
-            task_latency_p99=percentile(self.latencies, 99),
+            task_latency_p50=_nearest_rank(latencies, 50),
+            task_latency_p99=_nearest_rank(latencies, 99),
             deadline_overrun_max=self.overrun,
         )

@@ -152,34 +152,41 @@ class ArgumentErrorsToModel:
         """Flag resends of rejected arguments, then judge each affected call's decision."""
         del scenario
         index = index_of(events)
-        rejected: dict[tuple[str | None, Any], TraceEvent] = {}
-        reported: set[tuple[str | None, Any]] = set()
-        last_error: dict[str, TraceEvent] = {}
-        violations: list[Violation] = []
-        for event in events:
-            if event.kind == "response" and _is_argument_error(event):
-                answered = index.by_response.get(event.seq)
-                if answered is None:
-                    continue
-                rejected.setdefault((event.op, answered.args), event)
-                if answered.request.call is not None:
-                    last_error[answered.request.call] = event
-            elif event.kind == "request":
-                attempt = index.by_request[event.seq]
-                where = (event.op, attempt.args)
-                source = rejected.get(where)
-                if source is not None and where not in reported:
-                    reported.add(where)
-                    violations.append(_resend_violation(attempt, source, index))
-        for call, response in last_error.items():
-            decision = index.calls[call].decision
-            if decision is None:
+        if not any(_is_argument_error(answer) for answer in index.answers()):
+            return []  # no argument error: nothing resent, no decision to judge
+        return _judged(events, index)
+
+
+def _judged(events: Sequence[TraceEvent], index: TraceIndex) -> list[Violation]:
+    """Walk the trace: flag resends of rejected arguments, then judge the calls' decisions."""
+    rejected: dict[tuple[str | None, Any], TraceEvent] = {}
+    reported: set[tuple[str | None, Any]] = set()
+    last_error: dict[str, TraceEvent] = {}
+    violations: list[Violation] = []
+    for event in events:
+        if event.kind == "response" and _is_argument_error(event):
+            answered = index.by_response.get(event.seq)
+            if answered is None:
                 continue
-            violation = _decision_violation(response, decision)
-            if violation is not None:
-                violations.append(violation)
-        violations.sort(key=lambda violation: violation.seq or 0)
-        return violations
+            rejected.setdefault((event.op, answered.args), event)
+            if answered.request.call is not None:
+                last_error[answered.request.call] = event
+        elif event.kind == "request":
+            attempt = index.by_request[event.seq]
+            where = (event.op, attempt.args)
+            source = rejected.get(where)
+            if source is not None and where not in reported:
+                reported.add(where)
+                violations.append(_resend_violation(attempt, source, index))
+    for call, response in last_error.items():
+        decision = index.calls[call].decision
+        if decision is None:
+            continue
+        violation = _decision_violation(response, decision)
+        if violation is not None:
+            violations.append(violation)
+    violations.sort(key=lambda violation: violation.seq or 0)
+    return violations
 
 
 INVARIANT = ArgumentErrorsToModel()

@@ -38,6 +38,7 @@ __all__ = [
     "Fixes",
     "Sender",
     "invocation_of",
+    "sender_kind",
     "sender_of",
 ]
 
@@ -91,7 +92,7 @@ def sender_of(attempt: Attempt, index: TraceIndex) -> Sender:
     """Name who sent ``attempt`` (see the module docstring)."""
     request = attempt.request
     invocation = invocation_of(index, request.call)
-    layer = _LAYERS.get(str(request.data.get("layer")))
+    layer = _LAYERS.get(str(attempt.layer))
     if layer is not None:
         return Sender(kind=layer, invocation=invocation)
     info = index.calls.get(request.call) if request.call is not None else None
@@ -101,6 +102,21 @@ def sender_of(attempt: Attempt, index: TraceIndex) -> Sender:
     if invocation > 1:
         return Sender(kind=MODEL_REPLAN, invocation=invocation)
     return Sender(kind=FIRST_ATTEMPT, invocation=invocation)
+
+
+def sender_kind(attempt: Attempt, index: TraceIndex) -> str:
+    """Return ``sender_of(attempt, index).kind``, looking up the invocation only when it matters.
+
+    For counting the requests of a fleet by sender.
+    """
+    layer = _LAYERS.get(str(attempt.layer))
+    if layer is not None:
+        return layer
+    call = attempt.request.call
+    info = index.calls.get(call) if call is not None else None
+    if info is not None and info.attempts and info.attempts[0] is not attempt:
+        return CONTROLLER_RETRY
+    return MODEL_REPLAN if invocation_of(index, call) > 1 else FIRST_ATTEMPT
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -42,6 +42,8 @@ LEAK_NAMES = {"secret": "a planted secret", "raw_key": "a raw idempotency key"}
 
 def _attempt_number(value: Any) -> int | None:
     """Return a record's attempt as an int, or None when it is not a whole number."""
+    if type(value) is int:  # the usual case, first
+        return value
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -61,7 +63,7 @@ def _names(items: Sequence[str]) -> str:
 def _record(event: TraceEvent) -> Mapping[str, Any]:
     """Return the audit event's record (empty when the controller wrote something else)."""
     record = event.data.get("record")
-    return record if isinstance(record, Mapping) else {}
+    return record if type(record) is dict or isinstance(record, Mapping) else {}
 
 
 def _where(event: TraceEvent) -> tuple[str | None, str]:
@@ -193,15 +195,25 @@ class _Parts:
         )
         audited: dict[Any, set[int]] = {}
         for event in index.audits:
-            if shared or event.agent is not None:
+            data = event.data
+            # A record with nothing leaked and nothing missing breaks neither (a) nor (b).
+            if (shared or event.agent is not None) and (data.get("leaks") or data.get("missing")):
                 self.found.extend(_record_violations(event))
             record = _record(event)
             number = _attempt_number(record.get("attempt"))
             if number is not None:
-                audited.setdefault(record.get("call_id", event.call), set()).add(number)
+                call_id = record.get("call_id", event.call)
+                numbers = audited.get(call_id)
+                if numbers is None:
+                    audited[call_id] = {number}
+                else:
+                    numbers.add(number)
         for call in index.calls.values():
             if call.attempts:
-                violation = _coverage_violation(call, audited.get(call.call, set()))
+                numbers = audited.get(call.call)
+                if numbers is not None and len(numbers) >= len(call.attempts):
+                    continue  # at least as many records as attempts of any layer: covered
+                violation = _coverage_violation(call, numbers or set())
                 if violation is not None and (shared or violation.agent is not None):
                     self.found.append(violation)
 

@@ -175,6 +175,8 @@ class BackoffBoundedAndJittered:
         index = index_of(events)
         violations, instants = _waits(index, scenario.world.contract)
         for (tool, instant), retries in instants.items():
+            if len(retries) < LOCKSTEP_AGENTS:
+                continue  # too few retries for that many agents
             agents = {retry.request.agent for retry in retries}
             if len(agents) >= LOCKSTEP_AGENTS:
                 violations.append(_lockstep(tool, instant, len(agents), retries[0], index))
@@ -199,19 +201,35 @@ def _waits(index: TraceIndex, contract: Contract) -> tuple[list[Violation], _Ins
     judged: set[tuple[str | None, str]] = set()
     instants: _Instants = {}
     violations: list[Violation] = []
+    # A wait in (EPS, 1.5 x max_delay_s + EPS] breaks neither part (a) nor (b), whatever
+    # the Retry-After: most retries need no closer look (see _judge_wait).
+    fine = 1.5 * contract.max_delay_s + EPS
     for attempt in index.attempts:
-        op = attempt.request.op
+        request = attempt.request
+        op = request.op
         previous = last.get(op)
         last[op] = attempt
-        if previous is None or attempt.sdk or previous.args != attempt.args:
+        if previous is None or attempt.layer == "sdk" or previous.args != attempt.args:
             continue
-        judgement = _judge_wait(attempt, previous, contract, index)
-        if judgement is not None and (op, judgement[0]) not in judged:
-            judged.add((op, judgement[0]))
-            violations.append(judgement[1])
-        if previous.answer("retry_after_at") is None:
-            instant = round(attempt.at * 1_000_000_000)
-            instants.setdefault((attempt.request.tool, instant), []).append(attempt)
+        response = previous.response
+        if response is None:
+            named = None
+        else:
+            named = response.data.get("retry_after_at")
+            wait = request.at - response.at
+            if response.seq > request.seq or not EPS < wait <= fine:
+                judgement = _judge_wait(attempt, previous, contract, index)
+                if judgement is not None and (op, judgement[0]) not in judged:
+                    judged.add((op, judgement[0]))
+                    violations.append(judgement[1])
+        if named is None:
+            instant = round(request.at * 1_000_000_000)
+            where = (request.tool, instant)
+            retries = instants.get(where)
+            if retries is None:
+                instants[where] = [attempt]
+            else:
+                retries.append(attempt)
     return violations, instants
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .attribution import SDK_RETRY, SENDERS, sender_of
+from .attribution import SDK_RETRY, SENDERS, sender_kind
 from .base import Violation, fmt_t
 from .faults import is_transient
 from .index import index_of
@@ -233,7 +233,7 @@ def _count(
         for i, tool, start, end in windows:
             if event.tool == tool and start <= event.at < end:
                 attempts[i] += 1
-                kind = sender_of(attempt, index).kind
+                kind = sender_kind(attempt, index)
                 senders[i][kind] = senders[i].get(kind, 0) + 1
     return calls, attempts, senders
 

@@ -21,6 +21,7 @@ without a recorded ``task_start`` are skipped. Applies to every scenario.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from .attribution import Fixes
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
+    from .index import TraceIndex
 
 __all__ = ["FIXES", "INVARIANT", "DeadlineAdherence"]
 
@@ -56,6 +58,22 @@ def _in_flight(call: CallInfo | None, seq: int) -> bool:
         attempt.request.seq < seq and (attempt.response is None or attempt.response.seq > seq)
         for attempt in call.attempts
     )
+
+
+def _late_tasks(index: TraceIndex) -> dict[str, float]:
+    """The deadlines of the tasks that sent a request or got a decision after them.
+
+    Only those can break the rule, and in a fleet they are few: the walk over
+    the trace in :meth:`DeadlineAdherence.check` looks at them alone.
+    """
+    late: dict[str, float] = {}
+    for task, info in index.tasks.items():
+        if info.last_act == -math.inf or info.start is None:
+            continue  # nothing to judge, or no deadline
+        deadline = info.deadline
+        if deadline is not None and info.last_act > deadline + EPS:
+            late[task] = deadline
+    return late
 
 
 class DeadlineAdherence:
@@ -92,11 +110,9 @@ class DeadlineAdherence:
         """Walk the trace once, tracking each task's deadline and last activity."""
         timeout = scenario.world.contract.attempt_timeout_s
         index = index_of(events)
-        deadlines: dict[str, float] = {
-            task: deadline
-            for task, info in index.tasks.items()
-            if (deadline := info.deadline) is not None
-        }
+        deadlines = _late_tasks(index)
+        if not deadlines:
+            return []
         last_activity: dict[str, float] = {}
         reported: set[tuple[str, str]] = set()
         violations: list[Violation] = []

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from ..world.spec import Scenario
     from ..world.trace import TraceEvent
+    from .index import TraceIndex
 
 __all__ = ["DECISIONS", "INVARIANT", "HonestOutcomes"]
 
@@ -75,33 +76,60 @@ class HonestOutcomes:
         """Compare each decision with the successes the servers recorded before it."""
         del scenario
         index = index_of(events)
-        succeeded_ops: set[str | None] = set()
-        succeeded_reads: set[tuple[int | None, str | None, Any]] = set()
+        successes = _Successes(index)
         violations: list[Violation] = []
-        for event in events:
-            if event.kind == "response":
-                if event.data.get("outcome") in OK_OUTCOMES:
-                    attempt = index.by_response.get(event.seq)
-                    succeeded_ops.add(event.op)
-                    if attempt is not None:
-                        succeeded_reads.add((event.agent, event.tool, attempt.args))
-                continue
-            if event.kind != "decision" or event.call is None:
+        for event in index.of_kind("decision"):
+            if event.call is None:
                 continue
             info = index.calls.get(event.call)
             if info is None or info.decision is not event:
                 continue
-            problem = _problem(event, info.start, succeeded_ops, succeeded_reads)
+            problem = _problem(event, info.start, successes)
             if problem is not None:
                 violations.append(_violation(event, info.attempts, *problem))
         return violations
 
 
+class _Successes:
+    """When each op, and each read (agent, tool, arguments), first succeeded (by ``seq``).
+
+    A decision claiming success is honest when its op, or else the same read,
+    succeeded earlier in the trace. Reads are only looked up for a success
+    its op does not explain, so they are gathered on first use.
+    """
+
+    __slots__ = ("index", "ops", "reads")
+
+    def __init__(self, index: TraceIndex) -> None:
+        self.index = index
+        self.ops: dict[str | None, int] = {}
+        for response in index.of_kind("response"):
+            if response.data.get("outcome") in OK_OUTCOMES and response.op not in self.ops:
+                self.ops[response.op] = response.seq
+        self.reads: dict[tuple[int | None, str | None, Any], int] | None = None
+
+    def op_before(self, op: str | None, seq: int) -> bool:
+        """Whether an attempt of ``op`` succeeded before ``seq``."""
+        first = self.ops.get(op)
+        return first is not None and first < seq
+
+    def read_before(self, read: tuple[int | None, str | None, Any], seq: int) -> bool:
+        """Whether an attempt of the same read (agent, tool, arguments) succeeded before ``seq``."""
+        reads = self.reads
+        if reads is None:
+            reads = self.reads = {}
+            for attempt in self.index.attempts:
+                response = attempt.response
+                if response is not None and response.data.get("outcome") in OK_OUTCOMES:
+                    where = (response.agent, response.tool, attempt.args)
+                    if where not in reads or response.seq < reads[where]:
+                        reads[where] = response.seq
+        first = reads.get(read)
+        return first is not None and first < seq
+
+
 def _problem(
-    decision: TraceEvent,
-    start: TraceEvent | None,
-    succeeded_ops: set[str | None],
-    succeeded_reads: set[tuple[int | None, str | None, Any]],
+    decision: TraceEvent, start: TraceEvent | None, successes: _Successes
 ) -> tuple[str, str, str] | None:
     """``(what is wrong, expected, actual)`` for one decision, or None if it is honest."""
     data = decision.data
@@ -121,10 +149,10 @@ def _problem(
             "a decision of the contract",
             f"decision {name!r}",
         )
-    if decision.op in succeeded_ops:
+    if successes.op_before(decision.op, decision.seq):
         return None
     args = None if start is None else start.data.get("args")
-    if (decision.agent, decision.tool, args) in succeeded_reads:
+    if successes.read_before((decision.agent, decision.tool, args), decision.seq):
         return None
     return (
         (

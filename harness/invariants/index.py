@@ -14,6 +14,7 @@ the oldest waiting request of the op.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,14 +43,29 @@ OK_OUTCOMES = frozenset({"ok", "replayed"})
 _ANSWERS = "index.answers"
 
 
-@dataclass(slots=True, eq=False)
 class Attempt:
-    """One request of the trace and, once it ended, the response that ended it."""
+    """One request of the trace and, once it ended, the response that ended it.
 
-    request: TraceEvent
-    ordinal: int
-    """Position among every request of the op (all layers, all re-plans), from 1."""
-    response: TraceEvent | None = None
+    What every checker reads of the request (``reached``, ``args``, ``layer``)
+    is read once, when the index is built: a fleet's checkers would otherwise
+    look each one up in the request's data several times per attempt.
+    """
+
+    __slots__ = ("args", "layer", "ordinal", "reached", "request", "response")
+
+    def __init__(self, request: TraceEvent, ordinal: int) -> None:
+        """Pair nothing yet: ``request`` is the ``ordinal``-th request of its op."""
+        self.request = request
+        self.ordinal = ordinal
+        """Position among every request of the op (all layers, all re-plans), from 1."""
+        self.response: TraceEvent | None = None
+        data = request.data
+        self.reached: bool = bool(data.get("reached", True))
+        """Whether the server saw the request."""
+        self.args: Any = data.get("args")
+        """The arguments' digest."""
+        self.layer: Any = data.get("layer")
+        """The layer that sent it (``controller``, ``sdk``, ``framework``), as recorded."""
 
     @property
     def at(self) -> float:
@@ -62,16 +78,6 @@ class Attempt:
         return None if self.response is None else self.response.at
 
     @property
-    def reached(self) -> bool:
-        """Whether the server saw the request."""
-        return bool(self.request.data.get("reached", True))
-
-    @property
-    def args(self) -> Any:
-        """The arguments' digest."""
-        return self.request.data.get("args")
-
-    @property
     def key(self) -> Any:
         """The idempotency key's digest, or None."""
         return self.request.data.get("key")
@@ -79,7 +85,7 @@ class Attempt:
     @property
     def sdk(self) -> bool:
         """Whether an SDK-style layer under the controller sent it."""
-        return self.request.data.get("layer") == "sdk"
+        return bool(self.layer == "sdk")
 
     def answer(self, name: str) -> Any:
         """Return ``name`` from the response's data (None without a response)."""
@@ -104,6 +110,9 @@ class TaskInfo:
     start: TraceEvent | None = None
     end: TraceEvent | None = None
     attempts: list[Attempt] = field(default_factory=list)
+    last_act: float = -math.inf
+    """The latest time a request of the task started or a decision of it came (``-inf``
+    without either): what the deadline rule and the deadline overrun compare."""
 
     @property
     def deadline(self) -> float | None:
@@ -120,19 +129,39 @@ class TraceIndex:
 
     events: Sequence[TraceEvent]
     attempts: list[Attempt] = field(default_factory=list)
-    by_request: dict[int, Attempt] = field(default_factory=dict)
-    """Attempt by its request's ``seq``."""
-    by_response: dict[int, Attempt] = field(default_factory=dict)
-    """Attempt by its response's ``seq``."""
     ops: dict[str | None, list[Attempt]] = field(default_factory=dict)
     calls: dict[str, CallInfo] = field(default_factory=dict)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
-    audits: list[TraceEvent] = field(default_factory=list)
     kinds: dict[str, list[TraceEvent]] = field(default_factory=dict)
     """The events of each kind but ``request`` (see :attr:`attempts`), in trace order."""
     memo: dict[Any, Any] = field(default_factory=dict)
     """What a checker derived from this trace, for another pass over it to reuse (by a key
     that names the checker and what it was derived for)."""
+    _by_request: dict[int, Attempt] | None = None
+    _by_response: dict[int, Attempt] | None = None
+
+    @property
+    def by_request(self) -> dict[int, Attempt]:
+        """Attempt by its request's ``seq`` (made on first use: most checkers never look)."""
+        found = self._by_request
+        if found is None:
+            found = self._by_request = {a.request.seq: a for a in self.attempts}
+        return found
+
+    @property
+    def by_response(self) -> dict[int, Attempt]:
+        """Attempt by its response's ``seq`` (made on first use)."""
+        found = self._by_response
+        if found is None:
+            found = self._by_response = {
+                a.response.seq: a for a in self.attempts if a.response is not None
+            }
+        return found
+
+    @property
+    def audits(self) -> list[TraceEvent]:
+        """The ``audit`` events, in trace order."""
+        return self.kinds.get("audit", [])
 
     def of_kind(self, kind: str) -> list[TraceEvent]:
         """Return the events of ``kind`` (not ``request``), in trace order."""
@@ -194,24 +223,7 @@ def _pick(waiting: list[Attempt], response: TraceEvent) -> Attempt:
     return waiting[0]
 
 
-def _add_other(index: TraceIndex, event: TraceEvent) -> None:
-    """Record a call's start or decision, a task's start or end, or an audit record."""
-    kind = event.kind
-    if kind == "call_start" and event.call is not None:
-        index.call(event.call).start = event
-    elif kind == "decision" and event.call is not None:
-        info = index.call(event.call)
-        if info.decision is None:
-            info.decision = event
-    elif kind == "task_start" and event.task is not None:
-        index.task(event.task).start = event
-    elif kind == "task_end" and event.task is not None:
-        index.task(event.task).end = event
-    elif kind == "audit":
-        index.audits.append(event)
-
-
-def _answer(pending: list[Attempt], response: TraceEvent, by_response: dict[int, Attempt]) -> None:
+def _answer(pending: list[Attempt], response: TraceEvent) -> None:
     """Pair ``response`` with the waiting request it answers (see the module docstring)."""
     if len(pending) == 1:  # every rule of _pick chooses the only one
         attempt = pending.pop()
@@ -219,15 +231,26 @@ def _answer(pending: list[Attempt], response: TraceEvent, by_response: dict[int,
         attempt = _pick(pending, response)
         pending.remove(attempt)
     attempt.response = response
-    by_response[response.seq] = attempt
 
 
-def build(events: Sequence[TraceEvent]) -> TraceIndex:
-    """Index ``events`` in one pass (requests and responses inline: most events are)."""
+_COMMON = ("response", "call_start", "decision", "task_start", "task_end")
+"""The kinds but ``request`` every fleet trace is made of, gathered without a lookup."""
+
+
+def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, PLR0915 (one pass, inlined)
+    """Index ``events`` in one pass (every kind a fleet's trace is made of handled inline)."""
     index = TraceIndex(events=events)
-    attempts, by_request, by_response = index.attempts, index.by_request, index.by_response
-    ops, calls, tasks, kinds = index.ops, index.calls, index.tasks, index.kinds
+    attempts, ops, calls, tasks, kinds = (
+        index.attempts,
+        index.ops,
+        index.calls,
+        index.tasks,
+        index.kinds,
+    )
+    common: tuple[list[TraceEvent], ...] = tuple([] for _ in _COMMON)
+    responses, call_starts, decisions, task_starts, task_ends = common
     waiting: _Waiting = {}
+    late: dict[str, float] = {}  # each task's latest decision (its task may come later)
     for event in events:
         kind = event.kind
         if kind == "request":
@@ -238,28 +261,78 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:
             attempt = Attempt(event, len(history) + 1)
             history.append(attempt)
             attempts.append(attempt)
-            by_request[event.seq] = attempt
-            waiting.setdefault(op, []).append(attempt)
+            pending = waiting.get(op)
+            if pending is None:
+                waiting[op] = [attempt]
+            else:
+                pending.append(attempt)
             task = event.task
             if task is not None:
                 task_info = tasks.get(task)
                 if task_info is None:
                     task_info = tasks[task] = TaskInfo(task=task)
                 task_info.attempts.append(attempt)
+                if event.at > task_info.last_act:  # noqa: PLR1730 (no call: the hot loop)
+                    task_info.last_act = event.at
             call = event.call
             if call is not None:
                 call_info = calls.get(call)
                 if call_info is None:
                     call_info = calls[call] = CallInfo(call=call)
                 call_info.attempts.append(attempt)
-        else:
-            kinds.setdefault(kind, []).append(event)
-            if kind == "response":
-                pending = waiting.get(event.op)
-                if pending:
-                    _answer(pending, event, by_response)
+        elif kind == "response":
+            responses.append(event)
+            pending = waiting.get(event.op)
+            if pending:
+                if len(pending) == 1:  # every rule of _pick chooses the only one
+                    pending.pop().response = event
+                else:
+                    _answer(pending, event)
+        elif kind == "call_start" or kind == "decision":  # noqa: PLR1714 (interned: faster)
+            call = event.call
+            if kind == "call_start":
+                call_starts.append(event)
             else:
-                _add_other(index, event)
+                decisions.append(event)
+                decided = event.task
+                if decided is not None and event.at > late.get(decided, -math.inf):
+                    late[decided] = event.at
+            if call is None:
+                continue
+            call_info = calls.get(call)
+            if call_info is None:
+                call_info = calls[call] = CallInfo(call=call)
+            if kind == "call_start":
+                call_info.start = event
+            elif call_info.decision is None:
+                call_info.decision = event
+        elif kind == "task_start" or kind == "task_end":  # noqa: PLR1714 (interned: faster)
+            task = event.task
+            if kind == "task_start":
+                task_starts.append(event)
+            else:
+                task_ends.append(event)
+            if task is None:
+                continue
+            task_info = tasks.get(task)
+            if task_info is None:
+                task_info = tasks[task] = TaskInfo(task=task)
+            if kind == "task_start":
+                task_info.start = event
+            else:
+                task_info.end = event
+        else:
+            bucket = kinds.get(kind)
+            if bucket is None:
+                bucket = kinds[kind] = []
+            bucket.append(event)
+    for kind, found in zip(_COMMON, common, strict=True):
+        if found:
+            kinds[kind] = found
+    for task, at in late.items():
+        task_info = tasks.get(task)
+        if task_info is not None and at > task_info.last_act:
+            task_info.last_act = at
     return index
 
 

@@ -74,6 +74,8 @@ def _name(attempt: Attempt, reached_rank: int, index: TraceIndex, fixes: Fixes) 
 
 def _excess(attempts: list[Attempt], limit: int) -> tuple[Attempt, int, int] | None:
     """Return the first attempt reaching a server beyond ``limit``, its op rank and the total."""
+    if len(attempts) <= limit:  # the usual case: too few to exceed it, reached or not
+        return None
     reached = [attempt for attempt in attempts if attempt.reached]
     if len(reached) <= limit:
         return None

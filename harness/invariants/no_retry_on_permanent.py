@@ -86,6 +86,8 @@ class NoRetryOnPermanent:
         """Remember each permanent rejection by op and arguments; flag the first resend."""
         del scenario
         index = index_of(events)
+        if not any(_is_permanent(answer) for answer in index.answers()):
+            return []  # no permanent rejection: nothing to resend after
         rejected: dict[tuple[str | None, Any], TraceEvent] = {}
         reported: set[tuple[str | None, Any]] = set()
         violations: list[Violation] = []

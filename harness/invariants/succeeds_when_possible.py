@@ -59,7 +59,7 @@ from .faults import is_transient
 from .index import OK_OUTCOMES, TaskInfo, index_of, tools_of
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from ..world.spec import Contract, FaultRule, Scenario, ToolSpec
     from ..world.trace import TraceEvent
@@ -261,12 +261,13 @@ class _Parts:
     def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
         """Count the part's tasks, judge its calls (see the class docstring)."""
         index = index_of(events)
-        for info in index.tasks.values():
-            if info.start is None or (info.start.agent is None and not shared):
-                continue
-            self.started += 1
-            if info.end is not None and info.end.data.get("ok"):
-                self.ok += 1
+        # The trigger and the check count the same trace: the second reuses the first's.
+        key = (ID, "tasks", shared)
+        counted = index.memo.get(key)
+        if counted is None:
+            counted = index.memo[key] = _tasks_ok(index.tasks.values(), shared=shared)
+        self.started += counted[0]
+        self.ok += counted[1]
         if self.tools:
             self._calls(events, index.tasks, shared=shared)
 
@@ -330,6 +331,20 @@ class _Parts:
     def total(self) -> int:
         """How many violations :meth:`finish` found, listed or not."""
         return self.found.total
+
+
+def _tasks_ok(tasks: Iterable[TaskInfo], *, shared: bool) -> tuple[int, int]:
+    """The tasks started and those that ended ok (``shared``: count the agent-less ones)."""
+    started = ok = 0
+    for info in tasks:
+        start = info.start
+        if start is None or (start.agent is None and not shared):
+            continue
+        started += 1
+        end = info.end
+        if end is not None and end.data.get("ok"):
+            ok += 1
+    return started, ok
 
 
 def _at(failure: tuple[int, float]) -> float:

@@ -99,6 +99,8 @@ class UnknownRetriedAtMostOnce:
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:
         """Walk each op's answers; count the requests that follow an UNKNOWN one."""
         index = index_of(events)
+        if not any(is_unknown(answer) for answer in index.answers()):
+            return []  # no UNKNOWN answer: no request can follow one
         tools = tools_of(scenario)
         last: dict[tuple[str | None, Any], TraceEvent] = {}  # latest answer per op and args
         retried: dict[tuple[str | None, Any], int] = {}
