@@ -193,6 +193,20 @@ class VirtualEventLoop(LoopServices):
         if delay is None:
             msg = "delay must not be None"  # type: ignore[unreachable]
             raise TypeError(msg)
+        if callback is _SET_RESULT_UNLESS_CANCELLED and context is None and not self._debug:
+            # asyncio.sleep's timer (the hottest call of a fleet): call_at's Wake, inlined.
+            if self._closed:
+                msg = "Event loop is closed"
+                raise RuntimeError(msg)
+            when = self.clock._ns / NS_PER_S + delay  # noqa: SLF001
+            wake: Any = _new(Wake)
+            wake._loop = self  # noqa: SLF001 (filling its slots, as Wake.__init__ does)
+            wake._when = when  # noqa: SLF001
+            wake.waiter, wake.result = args
+            wake._cancelled = False  # noqa: SLF001
+            wake._scheduled = True  # noqa: SLF001
+            heappush(self._scheduled, (when, wake))
+            return wake  # type: ignore[no-any-return]
         return self.call_at(self.clock._ns / NS_PER_S + delay, callback, *args, context=context)  # noqa: SLF001
 
     def call_at(  # type: ignore[override]
