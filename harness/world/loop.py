@@ -4,44 +4,31 @@
 its ``time()`` is the virtual clock, and when nothing is ready it jumps the
 clock to the next timer instead of waiting. ``asyncio.sleep``, ``wait_for``,
 ``timeout``, tasks, ``TaskGroup`` and anyio on asyncio therefore follow
-virtual time, and an hour of it passes in however long the callbacks take to
-run.
+virtual time, and an hour of it passes in however long the callbacks take.
 
-One iteration (:meth:`VirtualEventLoop._run_once`) is the stock
-``BaseEventLoop._run_once`` algorithm of Python 3.11, with the same order of
-callbacks, the same timer heap and the same tie-breaking: drop cancelled
-timers (all of them past asyncio's thresholds, else those at the head), jump
-the clock if nothing is ready, move due timers to the ready queue, run what
-was ready at that point. It is leaner where a fleet run spends its time: the
-timer heap holds ``(when, handle)`` pairs, so the heap compares floats in C
-instead of calling ``TimerHandle.__lt__`` (equal times still compare as
-neither smaller nor larger, so the heap is the very same); there is no
-selector and no self-pipe (a run does no real I/O, and a thread's
-``call_soon_threadsafe`` only appends to the ready queue); handles are built
-by filling their slots and run inline; and ``asyncio.sleep``'s timer and the
-harness's own waits (:func:`sleep`, :meth:`VirtualEventLoop.wake_at`) are a
-:class:`~retrychaos.world.wake.Wake`, which sets the future's result without a
-callback. ``tests/bench/test_loop_order.py`` checks the order against
-asyncio's own loop on the same clock.
+One iteration (:meth:`VirtualEventLoop._run_once`) is asyncio 3.11's
+``BaseEventLoop._run_once``, with the same order of callbacks, the same
+timer heap and the same tie-breaking, leaner where a fleet spends its time:
+the heap holds ``(when, handle)`` pairs, so it compares floats in C (equal
+times still compare as neither smaller nor larger: the very same heap);
+there is no selector and no self-pipe (a run does no real I/O, and a
+thread's ``call_soon_threadsafe`` only appends to the ready queue); handles
+are built by filling their slots and run inline; ``asyncio.sleep``'s timer
+and the harness's own waits (:func:`sleep`, :meth:`VirtualEventLoop.wake_at`)
+are a :class:`~retrychaos.world.wake.Wake`, which sets the future's result
+without a callback. ``tests/bench/test_loop_order.py`` checks the order
+against asyncio's own loop on the same clock.
 
 When the clock jumps to a timer it lands on the first whole nanosecond whose
 float time is not below the timer's ``when``: code that compares
-``loop.time() >= deadline`` (anyio's cancel scopes) sees its deadline passed
-when its timer fires.
+``loop.time() >= deadline`` (anyio's cancel scopes) sees its deadline passed.
 
-Two ways out of a run that the loop detects itself:
-
-- every task waits and no timer is pending: a
-  :class:`~retrychaos.errors.DeadlockError`;
-- virtual time passes the run's horizon (a controller that sleeps forever):
-  a :class:`~retrychaos.errors.RunAborted`.
-
-Sync code runs on baton threads (:mod:`retrychaos.world.baton`), which never
-run at the same time as the loop: a sync controller's calls, and whatever the
-code under test hands to a thread (``run_in_executor`` and ``asyncio.to_thread``
-here, the other pools in :mod:`retrychaos.world.pools`). The parts of the
-loop's API that are not scheduling (tasks, the exception handler, async
-generators) are :class:`~retrychaos.world.loop_api.LoopServices`.
+The loop ends a run itself when every task waits and no timer is pending
+(:class:`~retrychaos.errors.DeadlockError`) and when virtual time passes the
+run's horizon (:class:`~retrychaos.errors.RunAborted`). Sync code runs on
+baton threads (:class:`~retrychaos.world.loop_threads.BatonThreads`); tasks,
+the exception handler and async generators are
+:class:`~retrychaos.world.loop_api.LoopServices`.
 """
 
 from __future__ import annotations
@@ -49,12 +36,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextvars
-import functools
 import math
 import sys
 import threading
 import time
-from asyncio import events, format_helpers, futures
+from asyncio import events, futures
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +48,7 @@ from ..errors import DeadlockError, RunAborted
 from .baton import Baton
 from .clock import NS_PER_S
 from .loop_api import LoopServices
+from .loop_threads import BatonThreads
 from .wake import Handle, TimerHandle, Wake
 
 if TYPE_CHECKING:
@@ -104,14 +91,7 @@ async def sleep(delay: float) -> None:
         wake.cancel()
 
 
-def _stop_when_done(future: asyncio.Future[Any]) -> None:
-    """``run_until_complete``'s done-callback: stop the loop (asyncio's own rule)."""
-    if not future.cancelled() and isinstance(future.exception(), SystemExit | KeyboardInterrupt):
-        return  # it propagates out of the loop by itself
-    future.get_loop().stop()
-
-
-class VirtualEventLoop(LoopServices):
+class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run_in_executor takes any executor
     """An asyncio loop on a :class:`VirtualClock` (see the module docstring)."""
 
     def __init__(
@@ -261,27 +241,6 @@ class VirtualEventLoop(LoopServices):
         if handle._scheduled:  # noqa: SLF001
             self._timer_cancelled_count += 1
 
-    def _debug_handle(
-        self, callback: Any, args: Any, context: Any, method: str, when: float | None = None
-    ) -> Any:
-        """Asyncio's own handle, with its debug checks and where it was made (debug mode)."""
-        if asyncio.iscoroutine(callback) or asyncio.iscoroutinefunction(callback):
-            msg = f"coroutines cannot be used with {method}()"
-            raise TypeError(msg)
-        if not callable(callback):
-            msg = f"a callable object was expected by {method}(), got {callback!r}"
-            raise TypeError(msg)
-        handle: Any
-        if when is None:
-            handle = events.Handle(callback, args, self, context)
-            self._ready.append(handle)
-        else:
-            handle = events.TimerHandle(when, callback, args, self, context)
-            handle._scheduled = True  # noqa: SLF001 (pushed by call_at)
-        if handle._source_traceback:  # noqa: SLF001
-            del handle._source_traceback[-1]  # noqa: SLF001
-        return handle
-
     # Running.
 
     def run_forever(self) -> None:
@@ -310,47 +269,9 @@ class VirtualEventLoop(LoopServices):
                 sys.set_coroutine_origin_tracking_depth(0)
             sys.set_asyncgen_hooks(*hooks)
 
-    def run_until_complete(self, future: Any) -> Any:
-        """Run until ``future`` (a coroutine is made a task) is done; its result."""
-        self._check_closed()
-        self._check_running()
-        new_task = not asyncio.isfuture(future)
-        future = asyncio.ensure_future(future, loop=self)
-        if new_task:
-            # An error is raised if it did not finish: no "destroyed but pending" log.
-            future._log_destroy_pending = False  # noqa: SLF001
-        future.add_done_callback(_stop_when_done)
-        try:
-            self.run_forever()
-        except BaseException:
-            if new_task and future.done() and not future.cancelled():
-                future.exception()  # retrieved: the caller cannot reach the task
-            raise
-        finally:
-            future.remove_done_callback(_stop_when_done)
-        if not future.done():
-            msg = "Event loop stopped before Future completed."
-            raise RuntimeError(msg)
-        return future.result()
-
     def stop(self) -> None:
         """Stop after the current iteration."""
         self._stopping = True
-
-    def close(self) -> None:
-        """Drop what is scheduled, shut the default executor down without waiting."""
-        if self.is_running():
-            msg = "Cannot close a running event loop"
-            raise RuntimeError(msg)
-        if self._closed:
-            return
-        self._closed = True
-        self._ready.clear()
-        self._scheduled.clear()
-        self._executor_shutdown_called = True
-        executor, self._default_executor = self._default_executor, None
-        if executor is not None:
-            executor.shutdown(wait=False)
 
     def _run_once(self) -> None:  # noqa: C901, PLR0912 (asyncio's algorithm, inlined)
         """One iteration: ``BaseEventLoop._run_once`` (Python 3.11) on the virtual clock.
@@ -375,7 +296,7 @@ class VirtualEventLoop(LoopServices):
                 # No timer at all, and every thread of the run is a baton thread,
                 # which runs only when the loop hands it the baton: nothing can wake us.
                 self._abort(DeadlockError(_DEADLOCK))
-        # (The livelock bound goes here: iterations without the clock moving.)
+        # LIVELOCK BOUND: the place to count iterations without the clock moving.
 
         end_time = clock._ns / NS_PER_S + _CLOCK_RESOLUTION  # noqa: SLF001
         while scheduled:
@@ -448,62 +369,9 @@ class VirtualEventLoop(LoopServices):
                 self._timer_cancelled_count -= 1
                 heappop(scheduled)[1]._scheduled = False  # noqa: SLF001
 
-    def _callback_failed(self, handle: Any, exc: BaseException) -> None:
-        """What ``Handle._run`` does when its callback raises."""
-        source = format_helpers._format_callback_source(handle._callback, handle._args)  # noqa: SLF001
-        context: dict[str, Any] = {
-            "message": f"Exception in callback {source}",
-            "exception": exc,
-            "handle": handle,
-        }
-        if handle._source_traceback:  # noqa: SLF001
-            context["source_traceback"] = handle._source_traceback  # noqa: SLF001
-        self.call_exception_handler(context)
-
     def _abort(self, error: BaseException) -> None:
         """End the run with ``error``: no other handle of this iteration runs."""
         if self.abort_error is None:
             self.abort_error = error
         self._cut = True
         self.stop()
-
-    # Threads (baton threads: see retrychaos.world.baton).
-
-    def run_in_executor(  # type: ignore[override]
-        self, executor: Any, func: Any, *args: Any
-    ) -> asyncio.Future[Any]:
-        """Run ``func(*args)`` in a baton thread, whatever ``executor`` is given.
-
-        ``asyncio.to_thread`` comes here too. The executor's own threads would
-        run outside the clock, at the same time as the loop; a baton thread
-        runs on virtual time, in the loop's order (see :meth:`run_sync`).
-        """
-        self._check_closed()
-        if self._debug and (asyncio.iscoroutine(func) or asyncio.iscoroutinefunction(func)):
-            msg = "coroutines cannot be used with run_in_executor()"
-            raise TypeError(msg)
-        name = getattr(executor, "_thread_name_prefix", "") or "executor"
-        return self._baton.start(functools.partial(func, *args), name=name)
-
-    def run_sync(self, fn: Callable[[], Any], name: str = "sync controller") -> asyncio.Future[Any]:
-        """Run blocking ``fn`` in a baton thread; await the returned future.
-
-        The thread and the loop never run at the same time: the loop hands the
-        baton to the thread and takes it back when the thread finishes, sleeps
-        (``time.sleep`` schedules a virtual wake-up) or waits on a coroutine
-        (:meth:`wait_from_thread`). Runs stay deterministic.
-        """
-        return self._baton.start(fn, name=name)
-
-    @property
-    def baton(self) -> Baton:
-        """The hand-off between this loop and its baton threads."""
-        return self._baton
-
-    def wait_from_thread(self, coro: Any) -> Any:
-        """From a baton thread: run ``coro`` on the loop and return its result."""
-        return self._baton.wait_coroutine(coro)
-
-    def sleep_from_thread(self, seconds: float) -> bool:
-        """From a baton thread: sleep in virtual time. False if not on a baton thread."""
-        return self._baton.sleep(seconds)

@@ -22,9 +22,11 @@ import sys
 import traceback
 import warnings
 import weakref
+from asyncio import events, format_helpers
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    import collections
     import concurrent.futures
     from collections.abc import Coroutine, Generator
 
@@ -47,11 +49,20 @@ def _no_io(name: str) -> Any:
     return refuse
 
 
+def _stop_when_done(future: asyncio.Future[Any]) -> None:
+    """``run_until_complete``'s done-callback: stop the loop (asyncio's own rule)."""
+    if not future.cancelled() and isinstance(future.exception(), SystemExit | KeyboardInterrupt):
+        return  # it propagates out of the loop by itself
+    future.get_loop().stop()
+
+
 class LoopServices(asyncio.AbstractEventLoop):
     """Tasks, futures, exception handling, debug, async generators (see the module docstring)."""
 
     _closed: bool
     _thread_id: int | None
+    _ready: collections.deque[Any]
+    _scheduled: list[tuple[float, Any]]
 
     def __init__(self) -> None:
         """The state ``asyncio.BaseEventLoop`` starts with, for these services."""
@@ -77,6 +88,44 @@ class LoopServices(asyncio.AbstractEventLoop):
     def is_running(self) -> bool:
         """Whether the loop is running (``run_forever`` or ``run_until_complete``)."""
         return self._thread_id is not None
+
+    def run_until_complete(self, future: Any) -> Any:
+        """Run until ``future`` (a coroutine is made a task) is done; its result."""
+        self._check_closed()
+        self._check_running()
+        new_task = not asyncio.isfuture(future)
+        future = asyncio.ensure_future(future, loop=self)
+        if new_task:
+            # An error is raised if it did not finish: no "destroyed but pending" log.
+            future._log_destroy_pending = False  # noqa: SLF001
+        future.add_done_callback(_stop_when_done)
+        try:
+            self.run_forever()
+        except BaseException:
+            if new_task and future.done() and not future.cancelled():
+                future.exception()  # retrieved: the caller cannot reach the task
+            raise
+        finally:
+            future.remove_done_callback(_stop_when_done)
+        if not future.done():
+            msg = "Event loop stopped before Future completed."
+            raise RuntimeError(msg)
+        return future.result()
+
+    def close(self) -> None:
+        """Drop what is scheduled, shut the default executor down without waiting."""
+        if self.is_running():
+            msg = "Cannot close a running event loop"
+            raise RuntimeError(msg)
+        if self._closed:
+            return
+        self._closed = True
+        self._ready.clear()
+        self._scheduled.clear()
+        self._executor_shutdown_called = True
+        executor, self._default_executor = self._default_executor, None
+        if executor is not None:
+            executor.shutdown(wait=False)
 
     def _check_closed(self) -> None:
         if self._closed:
@@ -219,6 +268,39 @@ class LoopServices(asyncio.AbstractEventLoop):
                     "Exception in default exception handler while handling an unexpected "
                     "error in custom exception handler"
                 )
+
+    def _debug_handle(
+        self, callback: Any, args: Any, context: Any, method: str, when: float | None = None
+    ) -> Any:
+        """Asyncio's own handle, with its debug checks and where it was made (debug mode)."""
+        if asyncio.iscoroutine(callback) or asyncio.iscoroutinefunction(callback):
+            msg = f"coroutines cannot be used with {method}()"
+            raise TypeError(msg)
+        if not callable(callback):
+            msg = f"a callable object was expected by {method}(), got {callback!r}"
+            raise TypeError(msg)
+        handle: Any
+        if when is None:
+            handle = events.Handle(callback, args, self, context)
+            self._ready.append(handle)
+        else:
+            handle = events.TimerHandle(when, callback, args, self, context)
+            handle._scheduled = True  # noqa: SLF001 (pushed by call_at)
+        if handle._source_traceback:  # noqa: SLF001
+            del handle._source_traceback[-1]  # noqa: SLF001
+        return handle
+
+    def _callback_failed(self, handle: Any, exc: BaseException) -> None:
+        """What ``Handle._run`` does when its callback raises."""
+        source = format_helpers._format_callback_source(handle._callback, handle._args)  # noqa: SLF001
+        context: dict[str, Any] = {
+            "message": f"Exception in callback {source}",
+            "exception": exc,
+            "handle": handle,
+        }
+        if handle._source_traceback:  # noqa: SLF001
+            context["source_traceback"] = handle._source_traceback  # noqa: SLF001
+        self.call_exception_handler(context)
 
     # Asynchronous generators.
 
