@@ -1,59 +1,59 @@
 """The event loop that runs on the virtual clock.
 
-:class:`VirtualEventLoop` is an asyncio selector loop whose ``time()`` is the
-virtual clock and whose selector, instead of blocking, jumps the clock to the
-next timer when every task is waiting. ``asyncio.sleep``, ``wait_for``,
-``timeout`` and ``loop.time()`` therefore follow virtual time, and an hour of
-it passes in however long the callbacks take to run.
+:class:`VirtualEventLoop` implements ``asyncio.AbstractEventLoop`` itself:
+its ``time()`` is the virtual clock, and when nothing is ready it jumps the
+clock to the next timer instead of waiting. ``asyncio.sleep``, ``wait_for``,
+``timeout``, tasks, ``TaskGroup`` and anyio on asyncio therefore follow
+virtual time, and an hour of it passes in however long the callbacks take.
 
-The loop runs the stock ``BaseEventLoop._run_once`` algorithm (same order of
-callbacks, same timer heap, same tie-breaking), leaner, because a fleet run is
-hundreds of thousands of its iterations: its timer heap holds ``(when,
-handle)`` pairs, so the heap compares floats in C instead of calling
-``TimerHandle.__lt__`` (equal times still compare as neither smaller nor
-larger, so the heap is the very same); it polls the selector only when real
-I/O can be pending (a registered file descriptor) and otherwise every 64th
-iteration; it runs handles inline; ``call_soon`` and
-``call_at`` skip their indirections; and the harness's own waits
-(:func:`sleep`, :meth:`VirtualEventLoop.wake_at`) put a lighter entry than a
-``TimerHandle`` in the same heap. Everything a controller schedules still goes
-through asyncio's public API. ``tests/bench/test_loop_order.py`` checks the
-order against the stock algorithm.
+One iteration (:meth:`VirtualEventLoop._run_once`) is asyncio 3.11's
+``BaseEventLoop._run_once``, with the same order of callbacks, the same
+timer heap and the same tie-breaking, leaner where a fleet spends its time:
+the heap holds ``(when, handle)`` pairs, so it compares floats in C (equal
+times still compare as neither smaller nor larger: the very same heap);
+there is no selector and no self-pipe (a run does no real I/O, and a
+thread's ``call_soon_threadsafe`` only appends to the ready queue); handles
+are built by filling their slots and run inline; ``asyncio.sleep``'s timer
+and the harness's own waits (:func:`sleep`, :meth:`VirtualEventLoop.wake_at`)
+are a :class:`~retrychaos.world.wake.Wake`, which sets the future's result
+without a callback. ``tests/bench/test_loop_order.py`` checks the order
+against asyncio's own loop on the same clock.
 
-Three ways out of a run that the loop detects itself:
+When the clock jumps to a timer it lands on the first whole nanosecond whose
+float time is not below the timer's ``when``: code that compares
+``loop.time() >= deadline`` (anyio's cancel scopes) sees its deadline passed.
 
-- every task waits and no timer is pending: a
-  :class:`~retrychaos.errors.DeadlockError`;
-- virtual time passes the run's horizon (a controller that sleeps forever):
-  a :class:`~retrychaos.errors.RunAborted`;
-- :data:`SPIN_LIMIT` iterations at one instant, time never moving (a controller
-  spinning on ``asyncio.sleep(0)``): a :class:`~retrychaos.errors.LivelockError`.
-
-Sync code runs on baton threads (:mod:`retrychaos.world.baton`), which never
-run at the same time as the loop: a sync controller's calls, and whatever the
-code under test hands to a thread (``run_in_executor`` and ``asyncio.to_thread``
-here, the other pools in :mod:`retrychaos.world.pools`).
+The loop ends a run itself when every task waits and no timer is pending
+(:class:`~retrychaos.errors.DeadlockError`), when virtual time passes the
+run's horizon (:class:`~retrychaos.errors.RunAborted`), and after
+:data:`SPIN_LIMIT` iterations at one instant, time never moving (a controller
+spinning on ``asyncio.sleep(0)``: :class:`~retrychaos.errors.LivelockError`). Sync code runs on
+baton threads (:class:`~retrychaos.world.loop_threads.BatonThreads`); tasks,
+the exception handler and async generators are
+:class:`~retrychaos.world.loop_api.LoopServices`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import collections
+import contextvars
 import math
-from asyncio import base_events, events, format_helpers
+import sys
+import threading
+import time
+from asyncio import events, futures
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DeadlockError, LivelockError, RunAborted
 from .baton import Baton
 from .clock import NS_PER_S, landing_ns
-from .selector import VirtualSelector
-from .wake import Wake
+from .loop_api import LoopServices
+from .loop_threads import BatonThreads
+from .wake import Handle, TimerHandle, Wake
 
 if TYPE_CHECKING:
-    import collections
-    import contextvars
-    import selectors
     from collections.abc import Callable
 
     from .clock import VirtualClock
@@ -68,16 +68,17 @@ _LIVELOCK = (
     "controller is spinning (e.g. `await asyncio.sleep(0)` in a loop); expected it to wait "
     "on something that lets virtual time pass (a response, a sleep, a timeout)"
 )
-# asyncio's own constants (BaseEventLoop._run_once).
-MAXIMUM_SELECT_TIMEOUT: float = getattr(base_events, "MAXIMUM_SELECT_TIMEOUT", 24 * 3600)
-_MIN_SCHEDULED_TIMER_HANDLES: int = getattr(base_events, "_MIN_SCHEDULED_TIMER_HANDLES", 100)
-_MIN_CANCELLED_TIMER_HANDLES_FRACTION: float = getattr(
-    base_events, "_MIN_CANCELLED_TIMER_HANDLES_FRACTION", 0.5
-)
-_POLL_EVERY_MASK = 63
-"""With no thread outside the clock and no registered file, poll every 64th iteration."""
 SPIN_LIMIT = 100_000
 """Iterations at one instant that end a run (each runs every ready callback: a herd needs tens)."""
+# asyncio's own constants (BaseEventLoop._run_once, Python 3.11).
+_MIN_SCHEDULED_TIMER_HANDLES = 100
+_MIN_CANCELLED_TIMER_HANDLES_FRACTION = 0.5
+_CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
+"""What asyncio's loop adds to ``time()`` to decide which timers are due."""
+# What asyncio.sleep schedules with call_later: its timer becomes a Wake.
+_SET_RESULT_UNLESS_CANCELLED = getattr(futures, "_set_result_unless_cancelled", None)
+_new = object.__new__
+_copy_context = contextvars.copy_context
 
 
 async def sleep(delay: float) -> None:
@@ -99,22 +100,8 @@ async def sleep(delay: float) -> None:
         wake.cancel()
 
 
-class VirtualEventLoop(asyncio.SelectorEventLoop):
+class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run_in_executor takes any executor
     """An asyncio loop on a :class:`VirtualClock` (see the module docstring)."""
-
-    # asyncio's private state this loop works on (set by BaseEventLoop.__init__).
-    _scheduled: list[tuple[float, Any]]
-    _ready: collections.deque[Any]
-    _timer_cancelled_count: int
-    _stopping: bool
-    _closed: bool
-    _debug: bool
-    _clock_resolution: float
-    _current_handle: Any
-    _check_closed: Callable[[], None]
-    _check_thread: Callable[[], None]
-    _check_callback: Callable[[Any, str], None]
-    _process_events: Callable[[list[Any]], None]
 
     def __init__(
         self,
@@ -134,16 +121,17 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
                 thread to give the baton back before it calls it blocked.
             spin_limit: iterations at one virtual instant that end the run (a livelock).
         """
-        selector = VirtualSelector()
-        super().__init__(selector)
-        selector.loop = self
-        self._vselector = selector
+        super().__init__()
         self.clock = clock
         self.horizon_ns = math.ceil(horizon_s * NS_PER_S)
         self.real_wait_s = real_wait_s
         self.abort_error: BaseException | None = None
         self.iterations = 0
         self.in_real_wait = False
+        self._ready: collections.deque[Any] = collections.deque()
+        self._scheduled: list[tuple[float, Any]] = []
+        self._timer_cancelled_count = 0
+        self._stopping = False
         self._baton = Baton(self)
         self._cut = False
         # The livelock bound; the last iteration's instant and how many ran there.
@@ -153,27 +141,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         """The virtual clock, in seconds."""
         return self.clock._ns / NS_PER_S  # noqa: SLF001 (hot path)
 
-    def call_at(  # type: ignore[override]
-        self,
-        when: float,
-        callback: Callable[..., object],
-        *args: Any,
-        context: contextvars.Context | None = None,
-    ) -> asyncio.TimerHandle:
-        """``BaseEventLoop.call_at``, pushing ``(when, handle)`` on the timer heap."""
-        if when is None:
-            msg = "when cannot be None"  # type: ignore[unreachable]
-            raise TypeError(msg)
-        self._check_closed()
-        if self._debug:
-            self._check_thread()
-            self._check_callback(callback, "call_at")
-        timer: Any = events.TimerHandle(when, callback, args, self, context)
-        if timer._source_traceback:  # noqa: SLF001 (asyncio's own bookkeeping)
-            del timer._source_traceback[-1]  # noqa: SLF001
-        heappush(self._scheduled, (when, timer))
-        timer._scheduled = True  # noqa: SLF001
-        return timer  # type: ignore[no-any-return]
+    # Scheduling.
 
     def call_soon(  # type: ignore[override]
         self,
@@ -181,15 +149,92 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         *args: Any,
         context: contextvars.Context | None = None,
     ) -> asyncio.Handle:
-        """``BaseEventLoop.call_soon`` without its indirections (every task wake-up comes here)."""
-        if self._debug:
-            return super().call_soon(callback, *args, context=context)
+        """Run ``callback(*args)`` at the next iteration (every task wake-up comes here)."""
         if self._closed:
             msg = "Event loop is closed"
             raise RuntimeError(msg)
-        handle = events.Handle(callback, args, self, context)
+        if self._debug:
+            return self._debug_handle(callback, args, context, "call_soon")  # type: ignore[no-any-return]
+        handle: Any = _new(Handle)
+        handle._callback = callback  # noqa: SLF001 (filling asyncio.Handle's slots)
+        handle._args = args  # noqa: SLF001
+        handle._cancelled = False  # noqa: SLF001
+        handle._loop = self  # noqa: SLF001
+        handle._source_traceback = None  # noqa: SLF001
+        handle._repr = None  # noqa: SLF001
+        handle._context = _copy_context() if context is None else context  # noqa: SLF001
         self._ready.append(handle)
-        return handle
+        return handle  # type: ignore[no-any-return]
+
+    def call_soon_threadsafe(  # type: ignore[override]
+        self,
+        callback: Callable[..., object],
+        *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.Handle:
+        """:meth:`call_soon` from any thread (appending to the ready queue is atomic)."""
+        return self.call_soon(callback, *args, context=context)
+
+    def call_later(  # type: ignore[override]
+        self,
+        delay: float,
+        callback: Callable[..., object],
+        *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.TimerHandle:
+        """:meth:`call_at` ``delay`` seconds from now."""
+        if delay is None:
+            msg = "delay must not be None"  # type: ignore[unreachable]
+            raise TypeError(msg)
+        if callback is _SET_RESULT_UNLESS_CANCELLED and context is None and not self._debug:
+            # asyncio.sleep's timer (the hottest call of a fleet): call_at's Wake, inlined.
+            if self._closed:
+                msg = "Event loop is closed"
+                raise RuntimeError(msg)
+            when = self.clock._ns / NS_PER_S + delay  # noqa: SLF001
+            wake: Any = _new(Wake)
+            wake._loop = self  # noqa: SLF001 (filling its slots, as Wake.__init__ does)
+            wake._when = when  # noqa: SLF001
+            wake.waiter, wake.result = args
+            wake._cancelled = False  # noqa: SLF001
+            wake._scheduled = True  # noqa: SLF001
+            heappush(self._scheduled, (when, wake))
+            return wake  # type: ignore[no-any-return]
+        return self.call_at(self.clock._ns / NS_PER_S + delay, callback, *args, context=context)  # noqa: SLF001
+
+    def call_at(  # type: ignore[override]
+        self,
+        when: float,
+        callback: Callable[..., object],
+        *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.TimerHandle:
+        """Run ``callback(*args)`` at loop time ``when``: ``(when, handle)`` on the timer heap."""
+        if when is None:
+            msg = "when cannot be None"  # type: ignore[unreachable]
+            raise TypeError(msg)
+        if self._closed:
+            msg = "Event loop is closed"
+            raise RuntimeError(msg)
+        timer: Any
+        if callback is _SET_RESULT_UNLESS_CANCELLED and context is None and not self._debug:
+            # asyncio.sleep's timer: the future's result, set without a callback.
+            timer = Wake(self, when, *args)
+        elif self._debug:
+            timer = self._debug_handle(callback, args, context, "call_at", when)
+        else:
+            timer = _new(TimerHandle)
+            timer._callback = callback  # noqa: SLF001 (filling asyncio.TimerHandle's slots)
+            timer._args = args  # noqa: SLF001
+            timer._cancelled = False  # noqa: SLF001
+            timer._loop = self  # noqa: SLF001
+            timer._source_traceback = None  # noqa: SLF001
+            timer._repr = None  # noqa: SLF001
+            timer._context = _copy_context() if context is None else context  # noqa: SLF001
+            timer._when = when  # noqa: SLF001
+            timer._scheduled = True  # noqa: SLF001
+        heappush(self._scheduled, (when, timer))
+        return timer  # type: ignore[no-any-return]
 
     def wake_at(self, when: float, waiter: asyncio.Future[Any]) -> Wake:
         """Set ``waiter``'s result to None at loop time ``when`` (unless it is done by then).
@@ -200,53 +245,79 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         if self._closed:
             msg = "Event loop is closed"
             raise RuntimeError(msg)
-        wake = Wake(self, waiter)
+        wake = Wake(self, when, waiter)
         heappush(self._scheduled, (when, wake))
         return wake
 
-    def _run_once(self) -> None:  # noqa: C901, PLR0912, PLR0915 (asyncio's algorithm, inlined)
-        """One iteration of ``BaseEventLoop._run_once`` (Python 3.11), leaner.
+    def _timer_handle_cancelled(self, handle: Any) -> None:
+        """``TimerHandle.cancel`` reports here: count it, for the heap's clean-up."""
+        if handle._scheduled:  # noqa: SLF001
+            self._timer_cancelled_count += 1
 
-        Same steps in the same order: drop cancelled timers, wait (here: jump
-        the clock) if nothing is ready, move due timers to the ready queue,
-        run what was ready at that point. See the module docstring for what
-        is leaner.
+    # Running.
+
+    def run_forever(self) -> None:
+        """Run iterations until :meth:`stop` is called."""
+        self._check_closed()
+        self._check_running()
+        hooks = sys.get_asyncgen_hooks()
+        try:
+            self._thread_id = threading.get_ident()
+            if self._debug:
+                sys.set_coroutine_origin_tracking_depth(20)
+            sys.set_asyncgen_hooks(
+                firstiter=self._asyncgen_firstiter_hook, finalizer=self._asyncgen_finalizer_hook
+            )
+            events._set_running_loop(self)  # noqa: SLF001 (asyncio's API for loops)
+            run_once = self._run_once
+            while True:
+                run_once()
+                if self._stopping:
+                    break
+        finally:
+            self._stopping = False
+            self._thread_id = None
+            events._set_running_loop(None)  # noqa: SLF001
+            if self._debug:
+                sys.set_coroutine_origin_tracking_depth(0)
+            sys.set_asyncgen_hooks(*hooks)
+
+    def stop(self) -> None:
+        """Stop after the current iteration."""
+        self._stopping = True
+
+    def _run_once(self) -> None:  # noqa: C901, PLR0912 (asyncio's algorithm, inlined)
+        """One iteration: ``BaseEventLoop._run_once`` (Python 3.11) on the virtual clock.
+
+        Same steps in the same order: drop cancelled timers, jump the clock
+        to the next timer if nothing is ready, move due timers to the ready
+        queue, run what was ready at that point.
         """
         self.iterations += 1
         self._cut = False
-        if self.clock._ns != self._still_ns:  # noqa: SLF001 (hot path)
-            self._still_ns, self._still = self.clock._ns, 0  # noqa: SLF001
-        elif (still := self._still + 1) < self.spin_limit:
-            self._still = still
-        else:  # a livelock (the clean-up after it starts a new count)
-            self._still = 0
-            self._abort(LivelockError(_LIVELOCK.format(n=still, at=self.clock.now())))
         if self._timer_cancelled_count:  # else no cancelled timer is in the heap
             self._drop_cancelled(self._scheduled)
         scheduled = self._scheduled
         ready = self._ready
-        selector = self._vselector
         clock = self.clock
-        poll = selector.registered > 1 or not self.iterations & _POLL_EVERY_MASK
-        if ready or self._stopping:
-            if poll:
-                self._process_events(selector.real_select(0))
-        elif scheduled and not poll:
-            # Idle: jump the clock to the next timer (what select() + _idle() do).
-            when = scheduled[0][0]
-            if when - clock._ns / NS_PER_S > 0:  # noqa: SLF001 (the timeout select() would get)
-                when_ns = landing_ns(when)
-                if when_ns > self.horizon_ns or when_ns <= clock._ns:  # noqa: SLF001
-                    self._idle(selector)
-                else:
-                    clock._ns = when_ns  # noqa: SLF001
-        else:
-            timeout: float | None = None
+        if not ready and not self._stopping:
             if scheduled:
-                timeout = min(max(0, scheduled[0][0] - self.time()), MAXIMUM_SELECT_TIMEOUT)
-            self._process_events(selector.select(timeout))
+                when = scheduled[0][0]
+                if when > clock._ns / NS_PER_S:  # noqa: SLF001 (what asyncio's select would wait)
+                    self._jump(when)
+            else:
+                # No timer at all, and every thread of the run is a baton thread,
+                # which runs only when the loop hands it the baton: nothing can wake us.
+                self._abort(DeadlockError(_DEADLOCK))
+        if clock._ns != self._still_ns:  # noqa: SLF001 (hot path)
+            self._still_ns, self._still = clock._ns, 0  # noqa: SLF001
+        elif (still := self._still + 1) < self.spin_limit:
+            self._still = still
+        else:  # a livelock (the clean-up after it starts a new count)
+            self._still = 0
+            self._abort(LivelockError(_LIVELOCK.format(n=still, at=clock.now())))
 
-        end_time = clock._ns / NS_PER_S + self._clock_resolution  # noqa: SLF001
+        end_time = clock._ns / NS_PER_S + _CLOCK_RESOLUTION  # noqa: SLF001
         while scheduled:
             when, handle = scheduled[0]
             if when >= end_time:
@@ -256,28 +327,42 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             ready.append(handle)
 
         popleft = ready.popleft
-        debug = self._debug
         for _ in range(len(ready)):
             if self._cut:
                 break  # the run is over: what is left is for the clean-up to cancel
             handle = popleft()
             if handle._cancelled:  # noqa: SLF001
                 continue
-            kind = type(handle)
-            if kind is Wake:
+            if type(handle) is Wake:
                 waiter = handle.waiter
                 if not waiter.done():
-                    waiter.set_result(None)
-            elif debug or (kind is not events.Handle and kind is not events.TimerHandle):
-                self._run_handle(handle)
-            else:
-                try:
-                    handle._context.run(handle._callback, *handle._args)  # noqa: SLF001
-                except (SystemExit, KeyboardInterrupt):
-                    raise
-                except BaseException as exc:  # what Handle._run does
-                    self._callback_failed(handle, exc)
+                    waiter.set_result(handle.result)
+                continue
+            try:
+                handle._context.run(handle._callback, *handle._args)  # noqa: SLF001
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException as exc:  # what Handle._run does
+                self._callback_failed(handle, exc)
         handle = None  # Needed to break cycles when an exception occurs.
+
+    def _jump(self, when: float) -> None:
+        """Nothing is ready: move the clock to the timer due at ``when``, or end the run.
+
+        The clock lands on the first whole nanosecond whose float time is not
+        below ``when`` (:func:`~retrychaos.world.clock.landing_ns`).
+        """
+        when_ns = landing_ns(when)
+        if when_ns > self.horizon_ns:
+            self._abort(
+                RunAborted(
+                    "virtual time ran past the run's horizon of "
+                    f"{self.horizon_ns / NS_PER_S:.0f} s: something keeps waiting "
+                    "and never finishes (a controller that never returns?)"
+                )
+            )
+        elif when_ns > self.clock._ns:  # noqa: SLF001
+            self.clock._ns = when_ns  # noqa: SLF001
 
     def _drop_cancelled(self, scheduled: list[tuple[float, Any]]) -> None:
         """Remove cancelled timers: all of them if they are many, else those at the head."""
@@ -301,100 +386,9 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
                 self._timer_cancelled_count -= 1
                 heappop(scheduled)[1]._scheduled = False  # noqa: SLF001
 
-    def _run_handle(self, handle: Any) -> None:
-        """Run one handle as the stock loop does (debug mode, unknown handle types)."""
-        if self._debug:
-            try:
-                self._current_handle = handle
-                handle._run()  # noqa: SLF001
-            finally:
-                self._current_handle = None
-        else:
-            handle._run()  # noqa: SLF001
-
-    def _callback_failed(self, handle: Any, exc: BaseException) -> None:
-        """What ``Handle._run`` does when its callback raises."""
-        source = format_helpers._format_callback_source(handle._callback, handle._args)  # noqa: SLF001
-        context: dict[str, Any] = {
-            "message": f"Exception in callback {source}",
-            "exception": exc,
-            "handle": handle,
-        }
-        if handle._source_traceback:  # noqa: SLF001
-            context["source_traceback"] = handle._source_traceback  # noqa: SLF001
-        self.call_exception_handler(context)
-
-    def _idle(self, _selector: VirtualSelector) -> list[tuple[selectors.SelectorKey, int]]:
-        """Nothing is ready: jump to the next timer, or detect a deadlock."""
-        scheduled: list[tuple[float, Any]] = self._scheduled
-        if scheduled:
-            when_ns = landing_ns(scheduled[0][0])
-            if when_ns > self.horizon_ns:
-                self._abort(
-                    RunAborted(
-                        "virtual time ran past the run's horizon of "
-                        f"{self.horizon_ns / NS_PER_S:.0f} s: something keeps waiting "
-                        "and never finishes (a controller that never returns?)"
-                    )
-                )
-                return []
-            self.clock._ns = max(self.clock._ns, when_ns)  # noqa: SLF001
-            return []
-        # No timer at all, and every thread of the run is a baton thread, which
-        # runs only when the loop hands it the baton: nothing can wake us.
-        self._abort(DeadlockError(_DEADLOCK))
-        return []
-
     def _abort(self, error: BaseException) -> None:
         """End the run with ``error``: no other handle of this iteration runs."""
         if self.abort_error is None:
             self.abort_error = error
         self._cut = True
         self.stop()
-
-    def run_in_executor(  # type: ignore[override]
-        self, executor: Any, func: Any, *args: Any
-    ) -> asyncio.Future[Any]:
-        """Run ``func(*args)`` in a baton thread, whatever ``executor`` is given.
-
-        ``asyncio.to_thread`` comes here too. The executor's own threads would
-        run outside the clock, at the same time as the loop; a baton thread
-        runs on virtual time, in the loop's order (see :meth:`run_sync`).
-        """
-        self._check_closed()
-        if self._debug:
-            self._check_callback(func, "run_in_executor")
-        name = getattr(executor, "_thread_name_prefix", "") or "executor"
-        return self._baton.start(functools.partial(func, *args), name=name)
-
-    def run_sync(self, fn: Callable[[], Any], name: str = "sync controller") -> asyncio.Future[Any]:
-        """Run blocking ``fn`` in a baton thread; await the returned future.
-
-        The thread and the loop never run at the same time: the loop hands the
-        baton to the thread and takes it back when the thread finishes, sleeps
-        (``time.sleep`` schedules a virtual wake-up) or waits on a coroutine
-        (:meth:`wait_from_thread`). Runs stay deterministic.
-        """
-        return self._baton.start(fn, name=name)
-
-    @property
-    def baton(self) -> Baton:
-        """The hand-off between this loop and its baton threads."""
-        return self._baton
-
-    def wait_from_thread(self, coro: Any) -> Any:
-        """From a baton thread: run ``coro`` on the loop and return its result."""
-        return self._baton.wait_coroutine(coro)
-
-    def sleep_from_thread(self, seconds: float) -> bool:
-        """From a baton thread: sleep in virtual time. False if not on a baton thread."""
-        return self._baton.sleep(seconds)
-
-    async def shutdown_default_executor(
-        self,
-        timeout: float | None = None,  # noqa: ARG002, ASYNC109 (asyncio's own signature)
-    ) -> None:
-        """Do not join executor threads: none runs work here (baton threads do)."""
-        executor = self._default_executor  # type: ignore[attr-defined]
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
