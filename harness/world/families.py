@@ -78,6 +78,7 @@ class Family:
         "_messages",
         "_requests",
         "_responses",
+        "_status_error",
         "errors",
         "hx",
         "name",
@@ -96,6 +97,7 @@ class Family:
         self._requests: dict[tuple[Any, ...], Any] = {}
         self._responses: dict[tuple[Any, ...], Any] = {}
         self._messages: dict[tuple[int, str], str] = {}
+        self._status_error = _status_error_maker(module.HTTPStatusError)
 
     def __repr__(self) -> str:
         """``Family('httpx2')``."""
@@ -108,8 +110,9 @@ class Family:
     def copy_headers(self, headers: Any) -> Any:
         """A copy of ``headers`` (the family's ``Headers``), without re-parsing them."""
         copy = _new(type(headers))
-        copy.__dict__.update(headers.__dict__)
-        copy._list = list(headers._list)  # noqa: SLF001 (a copy of the library's own state)
+        state = headers.__dict__
+        # One dict display: the same keys in the same order as update() then setattr.
+        copy.__dict__ = {**state, "_list": list(state["_list"])}
         return copy
 
     def request_for(
@@ -132,10 +135,8 @@ class Family:
             model = self.request(spec.method, spec.url, args, key)
             _remember(self._requests, cache_key, model)
         request = _new(type(model))
-        state = model.__dict__.copy()
-        state["headers"] = self.copy_headers(model.headers)
-        state["extensions"] = {}
-        request.__dict__.update(state)
+        headers = self.copy_headers(model.headers)
+        request.__dict__ = {**model.__dict__, "headers": headers, "extensions": {}}
         return request
 
     def response_for(self, reply: Reply | ReadOk, retry_after: str | None, request: Any) -> Any:
@@ -148,12 +149,13 @@ class Family:
             )
             _remember(self._responses, cache_key, model)
         response = _new(type(model))
-        state = model.__dict__.copy()
-        state["headers"] = self.copy_headers(model.headers)
-        state["extensions"] = {}
-        state["history"] = []
-        state["_request"] = request
-        response.__dict__.update(state)
+        response.__dict__ = {
+            **model.__dict__,
+            "headers": self.copy_headers(model.headers),
+            "extensions": {},
+            "history": [],
+            "_request": request,
+        }
         return response
 
     def status_message(self, response: Any, url: str) -> str:
@@ -206,7 +208,7 @@ class Family:
         response = self.response_for(reply, retry_after, request)
         if 400 <= response.status_code < 600:  # noqa: PLR2004
             message = self.status_message(response, spec.url)
-            raise self.status_error(message, request=request, response=response)
+            raise self._status_error(message, request, response)
         return parse_result(response)
 
     async def handle(
@@ -285,6 +287,29 @@ def check_route(services: Services, method: str, scheme: str, host: str, path: s
         f"expected {service.method} {service.spec.url} (tool {service.spec.name!r})"
     )
     raise NotServed(msg)
+
+
+def _status_error_maker(cls: type[Exception]) -> Callable[[str, Any, Any], Exception]:
+    """``cls(message, request=..., response=...)``, skipping its three ``__init__`` levels.
+
+    Only if the result is the same (same ``args``, same attributes in the same
+    order), checked once here on this very class; else the constructor itself.
+    """
+    new = BaseException.__new__
+
+    def quick(message: str, request: Any, response: Any) -> Exception:
+        exc = new(cls, message)
+        exc._request = request  # type: ignore[attr-defined]  # noqa: SLF001 (what __init__ sets)
+        exc.response = response  # type: ignore[attr-defined]
+        return exc
+
+    def slow(message: str, request: Any, response: Any) -> Exception:
+        return cls(message, request=request, response=response)  # type: ignore[call-arg]
+
+    probe = (object(), object())
+    made, expected = quick("probe", *probe), slow("probe", *probe)
+    same = made.args == expected.args and list(vars(made).items()) == list(vars(expected).items())
+    return quick if same else slow
 
 
 def _reply_headers(reply: Reply | ReadOk, retry_after: str | None) -> dict[str, str]:

@@ -50,6 +50,8 @@ class Received:
     args_d: str
     raw_key: str | None
     start_ns: int
+    args_key: tuple[Any, ...] | None = None
+    """:func:`~retrychaos.world.digests.flat_key` of ``args``, if the caller had it."""
 
 
 @dataclass(slots=True)
@@ -142,7 +144,10 @@ class Server:
         if not spec.side_effect and stored is None:
             self._reads += 1
             return ReadOk(
-                result_id=f"{spec.name}-read-{self._reads}", tool=spec.name, args=attempt.args
+                result_id=f"{spec.name}-read-{self._reads}",
+                tool=spec.name,
+                args=attempt.args,
+                args_key=attempt.args_key,
             ), False
         key = digest(raw_key) if raw_key is not None else None
         if stored is not None:

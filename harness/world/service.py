@@ -49,7 +49,7 @@ from . import responses
 from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT, to_response
 from .clock import NS_PER_S
 from .digests import cached_args_digest, digest, request_args
-from .faults import select_rule
+from .faults import compile_rules, select_compiled
 from .server import NOBODY, Plan, Received, Server, Who, to_ns
 from .spec import NEVER_REACHES_SERVER, FaultType
 
@@ -107,6 +107,7 @@ class SimulatedService:
         "_name",
         "_recorder",
         "_rng",
+        "_rules",
         "_server",
         "_timeout_ns",
         "_timeout_s",
@@ -138,6 +139,7 @@ class SimulatedService:
         self._server = Server(spec, recorder=recorder)
         # Constants of the hot path, computed once.
         self._name = spec.name
+        self._rules = compile_rules(spec.faults)
         timeout_s = contract.attempt_timeout_s
         self._timeout_s = timeout_s
         self._timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else to_ns(timeout_s)
@@ -239,7 +241,7 @@ class SimulatedService:
         # that "attempts: [1]" with a connect fault fails the first try only.
         tried = self._tried.get(op, 0) + 1
         self._tried[op] = tried
-        rule = select_rule(self.spec.faults, n=tried, at_s=start_ns / NS_PER_S, args=args, rng=rng)
+        rule = select_compiled(self._rules, tried, start_ns / NS_PER_S, args, rng)
         layer = meta.layer if meta is not None else "controller"
         if rule is not None and rule.fault in NEVER_REACHES_SERVER:
             missed: RequestData = {
@@ -269,7 +271,7 @@ class SimulatedService:
             "path": path,
         }
         self._emit("request", who, received)
-        attempt = Received(who, args, args_d, raw_key, start_ns)
+        attempt = Received(who, args, args_d, raw_key, start_ns, args_key)
         plan = self._server.plan(rule, attempt, rng)
         return self._schedule(plan, who, n, start_ns, timeout_s)
 
