@@ -104,6 +104,7 @@ class SimulatedService:
     __slots__ = (
         "_attempts",
         "_clock",
+        "_loop",
         "_name",
         "_recorder",
         "_rng",
@@ -112,6 +113,7 @@ class SimulatedService:
         "_timeout_ns",
         "_timeout_s",
         "_tried",
+        "_wake_at",
         "contract",
         "method",
         "path",
@@ -137,6 +139,8 @@ class SimulatedService:
         self._attempts: dict[str | None, int] = {}
         self._tried: dict[str | None, int] = {}
         self._server = Server(spec, recorder=recorder)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake_at: Any = None
         # Constants of the hot path, computed once.
         self._name = spec.name
         self._rules = compile_rules(spec.faults)
@@ -270,7 +274,8 @@ class SimulatedService:
             "method": method,
             "path": path,
         }
-        self._emit("request", who, received)
+        # _emit(), inlined: two events on every attempt.
+        self._recorder.record("request", who[0], who[1], who[2], who[3], self._name, received)
         attempt = Received(who, args, args_d, raw_key, start_ns, args_key)
         plan = self._server.plan(rule, attempt, rng)
         return self._schedule(plan, who, n, start_ns, timeout_s)
@@ -278,7 +283,10 @@ class SimulatedService:
     def _schedule(
         self, plan: Plan, who: Who, n: int | None, start_ns: int, timeout_s: float
     ) -> Pending:
-        """Step 9, first half: when the client sees the attempt end, and a wake-up then."""
+        """Step 9, first half: when the client sees the attempt end, and a wake-up then.
+
+        Called by :meth:`begin` at ``start_ns``, before anything waits.
+        """
         if timeout_s == self._timeout_s:
             timeout_ns = self._timeout_ns
         else:
@@ -288,14 +296,16 @@ class SimulatedService:
         times_out = never_answers or plan.delay_ns > timeout_ns
         pending = Pending(plan, who, n, start_ns, times_out)
         due_ns = start_ns + (timeout_ns if times_out else plan.delay_ns)
-        now_ns = self._clock.now_ns()
-        if due_ns > now_ns:
+        if due_ns > start_ns:  # begin() calls this at start_ns, before any wait
             loop = asyncio.get_running_loop()
+            if loop is not self._loop:
+                self._loop = loop
+                self._wake_at = getattr(loop, "wake_at", None)  # the virtual loop's call_at
             # Half a nanosecond early: the virtual loop rounds a timer up to whole
             # nanoseconds, so the timer fires at due_ns and not one float step later.
-            when = loop.time() + (due_ns - now_ns - 0.5) / NS_PER_S
+            when = loop.time() + (due_ns - start_ns - 0.5) / NS_PER_S
             waiter: asyncio.Future[None] = loop.create_future()
-            wake_at = getattr(loop, "wake_at", None)  # the virtual loop's cheaper call_at
+            wake_at = self._wake_at
             pending.timer = (
                 wake_at(when, waiter) if wake_at is not None else loop.call_at(when, _wake, waiter)
             )
@@ -371,7 +381,7 @@ class SimulatedService:
             "field": field,
             "started": round(started_ns / NS_PER_S, 9),
         }
-        self._emit("response", who, data)
+        self._recorder.record("response", who[0], who[1], who[2], who[3], self._name, data)
 
 
 def _json_args(request: httpx.Request) -> dict[str, Any]:

@@ -66,8 +66,7 @@ class Tool:
     def bound_to(self, meta: CallMeta) -> Tool:
         """The same tool, bound to another invocation (what the harness makes per call)."""
         tool: Tool = object.__new__(Tool)
-        tool.__dict__.update(self.__dict__)
-        tool._meta = meta
+        tool.__dict__ = {**self.__dict__, "_meta": meta}  # one copy, the keys in their order
         return tool
 
     def _with_layer(self, layer: str) -> Tool:
