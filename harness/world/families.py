@@ -78,7 +78,6 @@ class Family:
         "_messages",
         "_requests",
         "_responses",
-        "_status_error",
         "errors",
         "hx",
         "name",
@@ -97,7 +96,6 @@ class Family:
         self._requests: dict[tuple[Any, ...], Any] = {}
         self._responses: dict[tuple[Any, ...], Any] = {}
         self._messages: dict[tuple[int, str], str] = {}
-        self._status_error = _status_error_maker(module.HTTPStatusError)
 
     def __repr__(self) -> str:
         """``Family('httpx2')``."""
@@ -208,7 +206,7 @@ class Family:
         response = self.response_for(reply, retry_after, request)
         if 400 <= response.status_code < 600:  # noqa: PLR2004
             message = self.status_message(response, spec.url)
-            raise self._status_error(message, request, response)
+            raise self.status_error(message, request=request, response=response)
         return parse_result(response)
 
     async def handle(
@@ -287,29 +285,6 @@ def check_route(services: Services, method: str, scheme: str, host: str, path: s
         f"expected {service.method} {service.spec.url} (tool {service.spec.name!r})"
     )
     raise NotServed(msg)
-
-
-def _status_error_maker(cls: type[Exception]) -> Callable[[str, Any, Any], Exception]:
-    """``cls(message, request=..., response=...)``, skipping its three ``__init__`` levels.
-
-    Only if the result is the same (same ``args``, same attributes in the same
-    order), checked once here on this very class; else the constructor itself.
-    """
-    new = BaseException.__new__
-
-    def quick(message: str, request: Any, response: Any) -> Exception:
-        exc = new(cls, message)
-        exc._request = request  # type: ignore[attr-defined]  # noqa: SLF001 (what __init__ sets)
-        exc.response = response  # type: ignore[attr-defined]
-        return exc
-
-    def slow(message: str, request: Any, response: Any) -> Exception:
-        return cls(message, request=request, response=response)  # type: ignore[call-arg]
-
-    probe = (object(), object())
-    made, expected = quick("probe", *probe), slow("probe", *probe)
-    same = made.args == expected.args and list(vars(made).items()) == list(vars(expected).items())
-    return quick if same else slow
 
 
 def _reply_headers(reply: Reply | ReadOk, retry_after: str | None) -> dict[str, str]:

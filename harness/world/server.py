@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from . import responses
 from .clock import NS_PER_S
 from .digests import digest
+from .faults import compile_rules
 from .idempotency import IdempotencyStore, StoredResult
 from .ratelimit import TokenBucket
 from .responses import ReadOk
@@ -80,6 +81,7 @@ class Server:
         "_recorder",
         "_replies",
         "_store",
+        "rules",
         "spec",
     )
 
@@ -94,6 +96,8 @@ class Server:
         self._store = IdempotencyStore()
         self._latency = to_ns(spec.latency_s)
         self._replies: dict[int, tuple[FaultRule, Reply]] = {}
+        self.rules = compile_rules(spec.faults)
+        """The tool's fault rules, flattened once for the service's selection (step 1)."""
 
     def plan(self, rule: FaultRule | None, attempt: Received, rng: random.Random) -> Plan:
         """Steps 4 to 8: decide the answer of a received attempt (commits happen here)."""

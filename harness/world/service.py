@@ -49,7 +49,7 @@ from . import responses
 from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT, to_response
 from .clock import NS_PER_S
 from .digests import cached_args_digest, digest, request_args
-from .faults import compile_rules, select_compiled
+from .faults import select_compiled
 from .server import NOBODY, Plan, Received, Server, Who, to_ns
 from .spec import NEVER_REACHES_SERVER, FaultType
 
@@ -104,16 +104,13 @@ class SimulatedService:
     __slots__ = (
         "_attempts",
         "_clock",
-        "_loop",
         "_name",
         "_recorder",
         "_rng",
-        "_rules",
         "_server",
         "_timeout_ns",
         "_timeout_s",
         "_tried",
-        "_wake_at",
         "contract",
         "method",
         "path",
@@ -139,11 +136,8 @@ class SimulatedService:
         self._attempts: dict[str | None, int] = {}
         self._tried: dict[str | None, int] = {}
         self._server = Server(spec, recorder=recorder)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake_at: Any = None
         # Constants of the hot path, computed once.
         self._name = spec.name
-        self._rules = compile_rules(spec.faults)
         timeout_s = contract.attempt_timeout_s
         self._timeout_s = timeout_s
         self._timeout_ns = _FOREVER_NS if math.isinf(timeout_s) else to_ns(timeout_s)
@@ -245,7 +239,7 @@ class SimulatedService:
         # that "attempts: [1]" with a connect fault fails the first try only.
         tried = self._tried.get(op, 0) + 1
         self._tried[op] = tried
-        rule = select_compiled(self._rules, tried, start_ns / NS_PER_S, args, rng)
+        rule = select_compiled(self._server.rules, tried, start_ns / NS_PER_S, args, rng)
         layer = meta.layer if meta is not None else "controller"
         if rule is not None and rule.fault in NEVER_REACHES_SERVER:
             missed: RequestData = {
@@ -298,14 +292,11 @@ class SimulatedService:
         due_ns = start_ns + (timeout_ns if times_out else plan.delay_ns)
         if due_ns > start_ns:  # begin() calls this at start_ns, before any wait
             loop = asyncio.get_running_loop()
-            if loop is not self._loop:
-                self._loop = loop
-                self._wake_at = getattr(loop, "wake_at", None)  # the virtual loop's call_at
             # Half a nanosecond early: the virtual loop rounds a timer up to whole
             # nanoseconds, so the timer fires at due_ns and not one float step later.
             when = loop.time() + (due_ns - start_ns - 0.5) / NS_PER_S
             waiter: asyncio.Future[None] = loop.create_future()
-            wake_at = self._wake_at
+            wake_at = getattr(loop, "wake_at", None)  # the virtual loop's cheaper call_at
             pending.timer = (
                 wake_at(when, waiter) if wake_at is not None else loop.call_at(when, _wake, waiter)
             )

@@ -8,13 +8,11 @@ import random
 from typing import Any
 
 import httpx
-import httpx2
 import pytest
 
 from retrychaos.world import responses
 from retrychaos.world.context import CURRENT_CALL, CallMeta
 from retrychaos.world.digests import args_digest, flat_key
-from retrychaos.world.families import _status_error_maker
 from retrychaos.world.recorder import Recorder
 from retrychaos.world.responses import ReadOk
 from retrychaos.world.runtime import run_virtual
@@ -223,30 +221,3 @@ def test_the_digest_memory_gives_the_digest() -> None:
     for args in ODD_ARGS:
         assert cached_args_digest(args) == args_digest(args)
         assert cached_args_digest(args) == args_digest(args)
-
-
-@pytest.mark.parametrize("module", [httpx, httpx2], ids=["httpx", "httpx2"])
-def test_a_status_error_built_quickly_is_the_one_its_constructor_builds(module: Any) -> None:
-    """Same type, args, attributes in the same order, text, request and response."""
-    make = _status_error_maker(module.HTTPStatusError)
-    request, response = object(), object()
-    quick = make("boom", request, response)
-    slow = module.HTTPStatusError("boom", request=request, response=response)
-    assert type(quick) is module.HTTPStatusError
-    assert quick.args == slow.args
-    assert list(vars(quick).items()) == list(vars(slow).items())
-    assert quick.request is request
-    assert quick.response is response
-    assert str(quick) == str(slow)
-
-
-def test_a_status_error_class_with_more_state_keeps_its_constructor() -> None:
-    """A class whose __init__ sets more than httpx's is built by that __init__."""
-
-    class Noted(httpx.HTTPStatusError):
-        def __init__(self, message: str, *, request: Any, response: Any) -> None:
-            super().__init__(message, request=request, response=response)
-            self.note = "set by __init__"
-
-    made = _status_error_maker(Noted)("boom", object(), object())
-    assert made.note == "set by __init__"  # type: ignore[attr-defined]
