@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..world.loop import VirtualEventLoop
     from ..world.recorder import Recorder
     from ..world.services import Services
-    from ..world.spec import Scenario
+    from ..world.spec import Scenario, ToolSpec
     from .model import Next
 
 
@@ -132,14 +132,13 @@ class Fleet:
             args = dict(call.args)
             if self.workload.secrets:
                 args["api_token"] = plant_secret(rng.getrandbits(128))
-            if not await self._operation(
-                agent, task, op, spec.name, args, key, deadline, rng, model
-            ):
+            if not await self._operation(agent, task, op, spec, args, key, deadline, rng, model):
                 ok = False
                 break
         end: TaskEndData = {"ok": ok}
         record("task_end", agent, task, None, None, None, end)
-        await self._task_done(agent, task)
+        if self.task_done_hook is not None:  # no coroutine at all for most controllers
+            await self._task_done(agent, task)
 
     async def _task_done(self, agent: int, task: str) -> None:
         """Tell the controller a task is over, if it asks (``task_done(task_id)``, optional)."""
@@ -162,14 +161,13 @@ class Fleet:
         agent: int,
         task: str,
         op: str,
-        tool_name: str,
+        spec: ToolSpec,
         args: dict[str, Any],
         key: str | None,
         deadline: float,
         rng: random.Random,
         model: Model,
     ) -> bool:
-        spec = self.services.by_name[tool_name].spec
         state = Operation(
             agent=agent,
             task=task,

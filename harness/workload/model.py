@@ -44,6 +44,10 @@ class Next:
     detail: str = ""
 
 
+_OK = Outcome(ok=True, decision="ok")
+"""What every success reads as (an outcome is immutable: one serves every call)."""
+
+
 def read_result(result: Any) -> Outcome:
     """Interpret a controller's return value (a result, or a seed-style decision dict)."""
     if isinstance(result, dict) and result.get("ok") is False and "decision" in result:
@@ -55,7 +59,7 @@ def read_result(result: Any) -> Outcome:
             allowed=tuple(allowed) if isinstance(allowed, list | tuple) and allowed else None,
             retryable_by_model=result.get("retryable_by_model") is not False,
         )
-    return Outcome(ok=True, decision="ok")
+    return _OK
 
 
 class Model:

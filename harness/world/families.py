@@ -108,8 +108,9 @@ class Family:
     def copy_headers(self, headers: Any) -> Any:
         """A copy of ``headers`` (the family's ``Headers``), without re-parsing them."""
         copy = _new(type(headers))
-        copy.__dict__.update(headers.__dict__)
-        copy._list = list(headers._list)  # noqa: SLF001 (a copy of the library's own state)
+        state = headers.__dict__
+        # One dict display: the same keys in the same order as update() then setattr.
+        copy.__dict__ = {**state, "_list": list(state["_list"])}
         return copy
 
     def request_for(
@@ -132,10 +133,8 @@ class Family:
             model = self.request(spec.method, spec.url, args, key)
             _remember(self._requests, cache_key, model)
         request = _new(type(model))
-        state = model.__dict__.copy()
-        state["headers"] = self.copy_headers(model.headers)
-        state["extensions"] = {}
-        request.__dict__.update(state)
+        headers = self.copy_headers(model.headers)
+        request.__dict__ = {**model.__dict__, "headers": headers, "extensions": {}}
         return request
 
     def response_for(self, reply: Reply | ReadOk, retry_after: str | None, request: Any) -> Any:
@@ -148,12 +147,13 @@ class Family:
             )
             _remember(self._responses, cache_key, model)
         response = _new(type(model))
-        state = model.__dict__.copy()
-        state["headers"] = self.copy_headers(model.headers)
-        state["extensions"] = {}
-        state["history"] = []
-        state["_request"] = request
-        response.__dict__.update(state)
+        response.__dict__ = {
+            **model.__dict__,
+            "headers": self.copy_headers(model.headers),
+            "extensions": {},
+            "history": [],
+            "_request": request,
+        }
         return response
 
     def status_message(self, response: Any, url: str) -> str:

@@ -61,3 +61,49 @@ def select_rule(
         if conditions_hold(rule, n=n, at_s=at_s, args=args) and draw(rule, rng):
             return rule
     return None
+
+
+Compiled = tuple[
+    FaultRule,
+    "tuple[int, ...] | None",
+    "tuple[float, float] | None",
+    "str | None",
+    "tuple[str, ...] | None",
+    float,
+]
+"""One rule as :func:`select_compiled` reads it: the rule, then its conditions, flat."""
+
+
+def compile_rules(rules: Iterable[FaultRule]) -> tuple[Compiled, ...]:
+    """``rules`` flattened for :func:`select_compiled` (made once per tool: the hot path)."""
+    compiled: list[Compiled] = []
+    for rule in rules:
+        # Only an argument rule with both a field and its allowed values reads the arguments.
+        reads = rule.fault is FaultType.ARGUMENT and rule.allowed is not None
+        field = rule.field if reads else None
+        compiled.append((rule, rule.attempts, rule.window, field, rule.allowed, rule.probability))
+    return tuple(compiled)
+
+
+def select_compiled(
+    rules: tuple[Compiled, ...],
+    n: int,
+    at_s: float,
+    args: Mapping[str, Any],
+    rng: random.Random,
+) -> FaultRule | None:
+    """:func:`select_rule` on compiled rules: the same rule, the same draws from ``rng``."""
+    for rule, attempts, window, field, allowed, probability in rules:
+        if attempts is not None and n not in attempts:
+            continue
+        if window is not None and not window[0] <= at_s < window[1]:
+            continue
+        if field is not None:
+            value = args.get(field)
+            if value is not None and str(value) in allowed:  # type: ignore[operator]
+                continue
+        if probability >= 1.0:
+            return rule
+        if probability > 0.0 and rng.random() < probability:
+            return rule
+    return None

@@ -251,8 +251,19 @@ class ReadOk:
     field: str | None = None
     retry_after: RetryAfter | None = None
 
-    def __init__(self, *, result_id: str, tool: str, args: Mapping[str, Any]) -> None:
-        """Decide the answer now: ``echo`` reads ``args`` at the moment the server does."""
+    def __init__(
+        self,
+        *,
+        result_id: str,
+        tool: str,
+        args: Mapping[str, Any],
+        args_key: tuple[Any, ...] | None = None,
+    ) -> None:
+        """Decide the answer now: ``echo`` reads ``args`` at the moment the server does.
+
+        ``args_key``: :func:`~retrychaos.world.digests.flat_key` of ``args``, if the
+        caller has it: the echo of flat arguments is made once per key, and copied.
+        """
         self._result_id = result_id
         self._tool = tool
         self._args = args
@@ -260,10 +271,28 @@ class ReadOk:
             "ok": True,
             "id": result_id,
             "tool": tool,
-            "echo": echo(args),
+            "echo": echo(args) if args_key is None else _flat_echo(args, args_key),
         }
 
     @property
     def body(self) -> bytes:
         """The response body, byte for byte what :func:`success` gives."""
         return success(result_id=self._result_id, tool=self._tool, args=self._args).body
+
+
+_ECHOES: dict[tuple[Any, ...], dict[str, Any]] = {}
+_ECHOES_MAX = 4096
+
+
+def _flat_echo(args: Mapping[str, Any], args_key: tuple[Any, ...]) -> dict[str, Any]:
+    """``echo(args)`` for flat arguments (``args_key`` their flat key), remembered and copied.
+
+    Flat arguments hold only scalars, so a shallow copy is a whole new echo:
+    a controller that changes the result it got changes no other one.
+    """
+    found = _ECHOES.get(args_key)
+    if found is None:
+        if len(_ECHOES) >= _ECHOES_MAX:
+            _ECHOES.clear()
+        found = _ECHOES[args_key] = echo(args)
+    return dict(found)

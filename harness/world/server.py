@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from . import responses
 from .clock import NS_PER_S
 from .digests import digest
+from .faults import compile_rules
 from .idempotency import IdempotencyStore, StoredResult
 from .ratelimit import TokenBucket
 from .responses import ReadOk
@@ -50,6 +51,8 @@ class Received:
     args_d: str
     raw_key: str | None
     start_ns: int
+    args_key: tuple[Any, ...] | None = None
+    """:func:`~retrychaos.world.digests.flat_key` of ``args``, if the caller had it."""
 
 
 @dataclass(slots=True)
@@ -78,6 +81,7 @@ class Server:
         "_recorder",
         "_replies",
         "_store",
+        "rules",
         "spec",
     )
 
@@ -92,6 +96,8 @@ class Server:
         self._store = IdempotencyStore()
         self._latency = to_ns(spec.latency_s)
         self._replies: dict[int, tuple[FaultRule, Reply]] = {}
+        self.rules = compile_rules(spec.faults)
+        """The tool's fault rules, flattened once for the service's selection (step 1)."""
 
     def plan(self, rule: FaultRule | None, attempt: Received, rng: random.Random) -> Plan:
         """Steps 4 to 8: decide the answer of a received attempt (commits happen here)."""
@@ -142,7 +148,10 @@ class Server:
         if not spec.side_effect and stored is None:
             self._reads += 1
             return ReadOk(
-                result_id=f"{spec.name}-read-{self._reads}", tool=spec.name, args=attempt.args
+                result_id=f"{spec.name}-read-{self._reads}",
+                tool=spec.name,
+                args=attempt.args,
+                args_key=attempt.args_key,
             ), False
         key = digest(raw_key) if raw_key is not None else None
         if stored is not None:

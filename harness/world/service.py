@@ -49,7 +49,7 @@ from . import responses
 from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT, to_response
 from .clock import NS_PER_S
 from .digests import cached_args_digest, digest, request_args
-from .faults import select_rule
+from .faults import select_compiled
 from .server import NOBODY, Plan, Received, Server, Who, to_ns
 from .spec import NEVER_REACHES_SERVER, FaultType
 
@@ -239,7 +239,7 @@ class SimulatedService:
         # that "attempts: [1]" with a connect fault fails the first try only.
         tried = self._tried.get(op, 0) + 1
         self._tried[op] = tried
-        rule = select_rule(self.spec.faults, n=tried, at_s=start_ns / NS_PER_S, args=args, rng=rng)
+        rule = select_compiled(self._server.rules, tried, start_ns / NS_PER_S, args, rng)
         layer = meta.layer if meta is not None else "controller"
         if rule is not None and rule.fault in NEVER_REACHES_SERVER:
             missed: RequestData = {
@@ -268,15 +268,19 @@ class SimulatedService:
             "method": method,
             "path": path,
         }
-        self._emit("request", who, received)
-        attempt = Received(who, args, args_d, raw_key, start_ns)
+        # _emit(), inlined: two events on every attempt.
+        self._recorder.record("request", who[0], who[1], who[2], who[3], self._name, received)
+        attempt = Received(who, args, args_d, raw_key, start_ns, args_key)
         plan = self._server.plan(rule, attempt, rng)
         return self._schedule(plan, who, n, start_ns, timeout_s)
 
     def _schedule(
         self, plan: Plan, who: Who, n: int | None, start_ns: int, timeout_s: float
     ) -> Pending:
-        """Step 9, first half: when the client sees the attempt end, and a wake-up then."""
+        """Step 9, first half: when the client sees the attempt end, and a wake-up then.
+
+        Called by :meth:`begin` at ``start_ns``, before anything waits.
+        """
         if timeout_s == self._timeout_s:
             timeout_ns = self._timeout_ns
         else:
@@ -286,12 +290,11 @@ class SimulatedService:
         times_out = never_answers or plan.delay_ns > timeout_ns
         pending = Pending(plan, who, n, start_ns, times_out)
         due_ns = start_ns + (timeout_ns if times_out else plan.delay_ns)
-        now_ns = self._clock.now_ns()
-        if due_ns > now_ns:
+        if due_ns > start_ns:  # begin() calls this at start_ns, before any wait
             loop = asyncio.get_running_loop()
             # Half a nanosecond early: the virtual loop rounds a timer up to whole
             # nanoseconds, so the timer fires at due_ns and not one float step later.
-            when = loop.time() + (due_ns - now_ns - 0.5) / NS_PER_S
+            when = loop.time() + (due_ns - start_ns - 0.5) / NS_PER_S
             waiter: asyncio.Future[None] = loop.create_future()
             wake_at = getattr(loop, "wake_at", None)  # the virtual loop's cheaper call_at
             pending.timer = (
@@ -369,7 +372,7 @@ class SimulatedService:
             "field": field,
             "started": round(started_ns / NS_PER_S, 9),
         }
-        self._emit("response", who, data)
+        self._recorder.record("response", who[0], who[1], who[2], who[3], self._name, data)
 
 
 def _json_args(request: httpx.Request) -> dict[str, Any]:

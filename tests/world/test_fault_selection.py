@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from world_fakes import attempt, meta, of_kind, world
 
-from retrychaos.world.faults import select_rule
+from retrychaos.world.faults import compile_rules, select_compiled, select_rule
 from retrychaos.world.runtime import run_virtual
 from retrychaos.world.spec import FaultRule, FaultType, ToolSpec
 
@@ -129,3 +129,28 @@ def test_first_matching_rule_wins() -> None:
     result = run_virtual(main)
     assert isinstance(result, httpx.HTTPStatusError)
     assert result.response.status_code == 401
+
+
+def test_compiled_rules_select_the_same_rule_with_the_same_draws() -> None:
+    """select_compiled gives select_rule's rule and leaves the RNG where select_rule does."""
+    plans = random.Random(11)
+    for _ in range(300):
+        rules = tuple(
+            FaultRule(
+                fault=plans.choice([F.STATUS, F.ARGUMENT, F.READ_TIMEOUT]),
+                status=500,
+                attempts=plans.choice([None, (1,), (2, 3)]),
+                window=plans.choice([None, (0.0, 5.0), (5.0, 10.0)]),
+                probability=plans.choice([0.0, 0.3, 0.7, 1.0]),
+                field=plans.choice([None, "city"]),
+                allowed=plans.choice([None, ("Paris", "Oslo")]),
+            )
+            for _ in range(plans.randrange(4))
+        )
+        n, at_s = plans.randrange(1, 4), plans.uniform(0, 10)
+        args = plans.choice([{}, {"city": "Paris"}, {"city": "Rome"}, {"city": None}])
+        seed = plans.randrange(1000)
+        slow, fast = random.Random(seed), random.Random(seed)
+        expected = select_rule(rules, n=n, at_s=at_s, args=args, rng=slow)
+        assert select_compiled(compile_rules(rules), n, at_s, args, fast) is expected
+        assert fast.random() == slow.random()
