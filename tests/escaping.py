@@ -170,4 +170,9 @@ def factory_interrupts(env):
 
 def factory_raises_base(env):
     raise Custom("custom in factory")
+
+
+def lowers_the_recursion_limit(env):
+    sys.setrecursionlimit(50)
+    return Good()
 """
