@@ -15,9 +15,9 @@ that replays it. ``--retrychaos-seeds N`` runs seeds 1..N (``3,7,11``:
 exactly those; ``4-6``: 4 to 6); by default a scenario's own ``seeds``, else 1, 2 and 3.
 They are ordinary pytest items: ``-k``, ``-m retrychaos_scenario`` (only
 them), ``-x``, ``--junitxml`` and xdist work as for any test.
-``--retrychaos-report DIR`` also writes the report folder ``retrychaos run
---report DIR`` writes, for the scenario tests that ran (see
-:mod:`retrychaos.pytest_report`).
+``--retrychaos-report DIR`` also writes ``retrychaos run --report DIR``'s folder
+for the scenario tests that ran (:mod:`retrychaos.pytest_report`); a test
+whose controller changes it fails (:mod:`retrychaos.pytest_watch`).
 
 Each scenario test, and each ``retrychaos_check`` call, runs its case in a
 worker process, as ``retrychaos run`` does: whatever the controller does
@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
+from .pytest_watch import pytest_runtest_call
 from .pytest_world import ISOLATED, pytest_pyfunc_call, retrychaos_world
 from .seeds import parse_seeds
 
@@ -75,6 +76,7 @@ __all__ = [
     "ScenarioItem",
     "marker_kwargs",
     "pytest_pyfunc_call",
+    "pytest_runtest_call",
     "retrychaos_world",
 ]
 

@@ -68,12 +68,15 @@ class ReportCollector:
 
     def __init__(self, run_dir: Path, shown: str) -> None:
         """Write to ``run_dir`` (absolute); name it ``shown`` (as given) in the terminal."""
+        from .pytest_watch import snapshot  # noqa: PLC0415
         from .report.folder import FolderPath  # noqa: PLC0415
 
         self.run_dir = run_dir
         # Followed now, before any controller runs: a symlink one leaves at
         # the folder's path by the end is removed, not followed.
         self.where = FolderPath.of(run_dir)
+        self.first = snapshot(self.where.real)
+        """The folder before any test ran: what appears in it after is no report's."""
         self.shown = shown
         self.cases: dict[str, dict[str, Any]] = {}
 
@@ -85,6 +88,7 @@ class ReportCollector:
 
     def pytest_sessionfinish(self) -> None:
         """Write the report folder for the cases that ran (nothing if none did)."""
+        from .pytest_watch import clear_created  # noqa: PLC0415
         from .report.folder import ReportFolder  # noqa: PLC0415
         from .report.results import ResultsStream, report_meta  # noqa: PLC0415
         from .report.write import render_reports  # noqa: PLC0415
@@ -99,7 +103,8 @@ class ReportCollector:
         # Workers finish in any order; the report lists the cases in a stable one.
         results.sort(key=lambda r: (r.suite, r.scenario, r.source or "", r.controller, r.seed))
         # Written once, here, after the session's workers are gone; whatever a
-        # controller left at the folder's path (a file, a symlink) is cleared away.
+        # controller left at the folder's path (a file, a symlink) or in it is cleared away.
+        clear_created(self.where.real, self.first)
         with ReportFolder(self.where) as folder:
             folder.restore()
             stream = ResultsStream(folder, meta)

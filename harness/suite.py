@@ -12,7 +12,10 @@ another ``BaseException`` or ``os._exit``, ends as that case's failure
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from .canaries import redact
@@ -92,6 +95,7 @@ def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
     the worker retires (:class:`~retrychaos.workers.Retire`).
     """
     case = job.case
+    state = _process_state()
     try:
         ref = resolve(case.controller)
         result = run_case(
@@ -103,8 +107,43 @@ def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
             progress=progress,
         )
     except BaseException as exc:
+        _restore(state)
         return Retire(failed(case, escape_message(exc)))
-    return _trim(redacted(result), job.keep, keep_failing=job.keep_failing)
+    changed = _restore(state)
+    result = _trim(redacted(result), job.keep, keep_failing=job.keep_failing)
+    if not changed:
+        return result
+    if result.error_kind == "internal":
+        # The harness failed in a process the controller had changed: its doing.
+        message = (
+            f"the controller changed the process it runs in ({'; '.join(changed)}) and the "
+            "run failed in it; a controller must leave the interpreter's settings and the "
+            f"working folder as it found them\n{result.error}"
+        )
+        result = replace(result, error=message, error_kind="controller")
+    return Retire(result)  # put back, and a fresh worker for the next case all the same
+
+
+def _process_state() -> tuple[int, str]:
+    """What a controller may change in its process that every later case depends on."""
+    return sys.getrecursionlimit(), str(Path.cwd())
+
+
+def _restore(state: tuple[int, str]) -> list[str]:
+    """Put back ``state`` (from :func:`_process_state`); say what had changed."""
+    limit, cwd = state
+    changed = []
+    if sys.getrecursionlimit() != limit:
+        changed.append(f"the recursion limit from {limit} to {sys.getrecursionlimit()}")
+        sys.setrecursionlimit(limit)
+    try:
+        now = str(Path.cwd())
+    except OSError:  # removed under it
+        now = ""
+    if now != cwd:
+        changed.append(f"the working folder from {cwd} to {now or 'a removed folder'}")
+        os.chdir(cwd)
+    return changed
 
 
 def case_pool() -> WorkerPool:

@@ -17,6 +17,11 @@ escape may have left half restored reaches the next case.
 Ctrl-C belongs to the parent: workers ignore SIGINT, so a
 ``KeyboardInterrupt`` inside a worker can only come from the controller, and
 the parent, on any exit, kills the workers it started (none is left behind).
+SIGINT and SIGTERM wait while the parent starts a worker and hands it a job,
+so an interrupt never lands between a worker's start and its bookkeeping
+(that worker would be left running, unknown to the clean-up). A worker
+takes SIGTERM's default action: whatever handler the parent had, a worker
+told to end ends.
 """
 
 from __future__ import annotations
@@ -41,6 +46,34 @@ __all__ = ["Retire", "WorkerPool", "death_message", "run_in_workers"]
 
 _STOP_S = 2.0
 """Real seconds a worker asked to stop may take before it is killed."""
+_HELD = frozenset({signal.SIGINT, signal.SIGTERM})
+"""The signals that wait while a worker is started and given a job."""
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold :data:`_HELD` in the block; one that came meanwhile is raised again as it ends.
+
+    Held by handlers of our own, not by a signal mask: a mask holds one
+    thread, and another thread of the process (pytest-xdist has some) would
+    take the signal, whose Python handler still runs here, at once.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers run in the main thread, never in this block
+        return
+    came: list[int] = []
+
+    def hold(signum: int, _frame: object) -> None:
+        came.append(signum)
+
+    previous = {number: signal.signal(number, hold) for number in _HELD}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+        for signum in dict.fromkeys(came):
+            signal.raise_signal(signum)
 
 
 class Retire:
@@ -78,6 +111,10 @@ def _serve(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) 
     keep the worker alive until the parent killed it. Otherwise normally,
     so that exit hooks (coverage measurement among them) run.
     """
+    # A forked worker starts with the parent's handlers (those of
+    # :func:`_signals_held` among them).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         _loop(conn, work)
     finally:
@@ -89,7 +126,6 @@ def _serve(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) 
 
 def _loop(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
     """Receive ``(index, job)``, send phases and the result, until told to stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
             message = conn.recv()
@@ -169,11 +205,12 @@ def run_in_workers(
     try:
         while queue or busy:
             while queue and len(busy) < processes:
-                worker = idle.pop() if idle else _Worker(work)
-                given, job = queue.pop()
-                hear(given)
-                worker.give(given, job)
-                busy[worker.conn] = worker
+                with _signals_held():
+                    worker = idle.pop() if idle else _Worker(work)
+                    given, job = queue.pop()
+                    hear(given)
+                    worker.give(given, job)
+                    busy[worker.conn] = worker
             for conn in cast("list[Connection]", wait(list(busy))):
                 worker = busy[conn]
                 index = worker.index
@@ -239,8 +276,10 @@ class WorkerPool:
         on_death: Callable[[str], Any],
     ) -> Any:
         """``work(job, phase)``'s result, run in a worker; ``on_death(message)`` if it died."""
-        worker = self._idle.pop() if self._idle else _Worker(self._work, self._context)
+        worker: _Worker | None = None
         try:
+            with _signals_held():
+                worker = self._idle.pop() if self._idle else _Worker(self._work, self._context)
             worker.give(0, job)
             while True:
                 try:
@@ -253,7 +292,8 @@ class WorkerPool:
                 if on_phase is not None:
                     on_phase(payload)
         except BaseException:
-            worker.kill()  # Ctrl-C, or the caller gave up: the job's worker goes too
+            if worker is not None:
+                worker.kill()  # Ctrl-C, or the caller gave up: the job's worker goes too
             raise
         worker.index = None
         if retired:

@@ -102,7 +102,7 @@ class InterruptsTheRun:
     async def call(self, tool, args, ctx):
         Path("worker.pid").write_text(str(os.getpid()))
         os.kill(os.getppid(), signal.SIGINT)
-        threading.Event().wait(60)  # the harness ends this process first
+        threading.Event().wait()  # for ever: only the harness, killing this process, ends it
 
 
 def interrupts_the_run(env):
@@ -113,7 +113,7 @@ class TerminatesTheRun:
     async def call(self, tool, args, ctx):
         Path(f"worker-{os.getpid()}.pid").write_text(str(os.getpid()))
         os.kill(os.getppid(), signal.SIGTERM)
-        threading.Event().wait(60)  # the harness ends this process first
+        threading.Event().wait()  # for ever: only the harness, killing this process, ends it
 
 
 def terminates_the_run(env):
@@ -170,4 +170,9 @@ def factory_interrupts(env):
 
 def factory_raises_base(env):
     raise Custom("custom in factory")
+
+
+def lowers_the_recursion_limit(env):
+    sys.setrecursionlimit(50)
+    return Good()
 """

@@ -187,8 +187,7 @@ def fuzz(
         usage_error(
             f"--invariant expects an invariant id ({', '.join(known)}), got {', '.join(unknown)}"
         )
-    if watchdog <= 0:
-        usage_error(f"--watchdog expects seconds > 0, got {watchdog}")
+    watchdog = watchdog_seconds(watchdog)
     check_executor(executor, ray_address)
     check_controllers([controller])
     if db is not None and not db.startswith(REDIS_SCHEMES):

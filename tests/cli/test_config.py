@@ -29,7 +29,7 @@ def test_the_table_sets_paths_controller_seeds_report_and_watchdog(project: Path
     _configure(
         project,
         'scenarios = ["scenarios"]\ncontroller = "user_controllers:good"\nseeds = "4-5"\n'
-        'report = "reports/chaos"\nwatchdog = 0.5\n',
+        'report = "reports/chaos"\nwatchdog = 60\n',
     )
     (project / "sub").mkdir()
     result = retrychaos("run", cwd=project / "sub")

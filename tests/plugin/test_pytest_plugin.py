@@ -123,6 +123,9 @@ def test_junitxml_k_and_x_work_as_for_any_test(project):
     assert properties == {"retrychaos_controller": "mycontroller:careless", "retrychaos_seed": "1"}
 
 
+# Three pytest processes of their own (coverage sees none of them): the
+# in-process scenario tests measure the same collection in the main step.
+@pytest.mark.slow
 def test_xdist_runs_the_scenarios_in_workers(project):
     """With -n 2 every scenario test is collected and run by the workers."""
     result = project.runpytest_subprocess("-n", "2", *scenario_args("mycontroller:careful", "2"))

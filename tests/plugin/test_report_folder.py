@@ -123,6 +123,9 @@ def test_the_report_folder_holds_every_scenario_test_that_ran(mixed):
     assert "retry-after-seconds" in (folder / "index.html").read_text(encoding="utf-8")
 
 
+# Three pytest processes of their own (coverage sees none of them): the
+# one-process report test above measures the same collector in the main step.
+@pytest.mark.slow
 def test_xdist_workers_send_their_results_to_the_one_report(mixed):
     """With -n 2 the controller writes the same report as a one-process session."""
     alone = mixed.runpytest(*ARGS, "--retrychaos-report", "alone")

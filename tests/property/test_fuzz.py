@@ -106,11 +106,17 @@ def test_fuzz_command_writes_a_scenario_that_replays_the_failure(tmp_path):
 
 
 def test_fuzz_command_rejects_bad_input_with_exit_2(tmp_path):
-    """A bad budget, controller or invariant id is a usage error, and nothing is written."""
+    """A bad budget, watchdog, controller or invariant id is a usage error; nothing is written."""
     zero = retrychaos("fuzz", "--examples", "0", "--report", str(tmp_path / "zero"))
     assert zero.returncode == 2
     assert zero.stderr == "error: --examples expects a whole number >= 1, got 0\n"
     runner = CliRunner()
+    for value in ("nan", "inf", "1e-9"):
+        off = runner.invoke(app, ["fuzz", "--watchdog", value, "--report", str(tmp_path)])
+        assert off.exit_code == 2
+        assert off.stderr == (
+            f"error: --watchdog expects real seconds from 0.05 to 600, got {float(value)}\n"
+        )
     unknown = runner.invoke(app, ["fuzz", "--controller", "nope", "--report", str(tmp_path)])
     assert unknown.exit_code == 2
     assert "unknown controller 'nope'" in unknown.stderr

@@ -97,3 +97,34 @@ def test_replay_fails_the_case_as_run_does(project: Path, retrychaos, name: str)
         f"FAILED  (retrychaos replay --scenario burst-503-clears --controller hostile:{name} "
         "--seed 1 scenarios/burst.yaml)"
     )
+
+
+def test_a_controller_that_changes_its_process_fails_and_the_next_case_runs_clean(
+    project: Path, retrychaos, runs
+) -> None:
+    """A lowered recursion limit is put back: the harness's failure in it is the controller's; exit 1."""
+    result = retrychaos(
+        "run",
+        "scenarios",
+        "-c",
+        "hostile:lowers_the_recursion_limit",
+        "-c",
+        "hostile:good",
+        "--seed",
+        "1",
+        "--report",
+        "out",
+        cwd=project,
+    )
+    assert result.returncode == 1, result.stderr
+    found = runs(project / "out")
+    error = found["hostile:lowers_the_recursion_limit"]["error"]
+    assert error.startswith(
+        "the controller changed the process it runs in (the recursion limit from "
+    )
+    assert error.split("\n")[0].endswith(
+        " to 50) and the run failed in it; a controller must leave the interpreter's settings "
+        "and the working folder as it found them"
+    )
+    assert found["hostile:lowers_the_recursion_limit"]["error_kind"] == "controller"
+    assert (found["hostile:good"]["error"], found["hostile:good"]["passed"]) == (None, False)

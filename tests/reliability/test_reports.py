@@ -13,6 +13,12 @@ import pytest
 from retrychaos.report.results import replacing, write_atomic
 
 LOCK = ".retrychaos.lock"
+# The signal tests take the watchdog's longest limit: on a loaded machine a
+# case that steps slowly for real must not end by the watchdog (a failed
+# reference case, or the blocked one ending before the signal is handled).
+# The blocked controller waits for ever: an interrupt the harness lost leaves
+# the command hanging until its timeout, and the test fails.
+PATIENT = ("--watchdog", "600")
 
 
 def test_an_atomic_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
@@ -44,6 +50,7 @@ def test_an_interrupt_leaves_a_partial_results_json(project: Path, retrychaos) -
         "naive",  # a third case, never reached (a controller named twice is planned once)
         "--seed",
         "1",
+        *PATIENT,
         "--report",
         "out",
         cwd=project,
@@ -72,6 +79,7 @@ def test_sigterm_stops_the_workers_and_keeps_the_results(project: Path, retrycha
         "2",
         "--jobs",
         "2",
+        *PATIENT,
         "--report",
         "out",
         cwd=project,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
+
+import pytest
 
 from retrychaos.workers import Retire, death_message, run_in_workers
 
@@ -59,3 +62,22 @@ def test_death_messages_say_how_the_process_ended() -> None:
     assert "(killed by signal SIGKILL)" in death_message(-9)
     assert "(killed by signal 99)" in death_message(-99)
     assert "(closed its connection to the harness)" in death_message(None)
+
+
+def test_a_ctrl_c_as_a_worker_is_handed_its_job_leaves_no_worker_behind() -> None:
+    """A SIGINT that comes between a worker's start and its bookkeeping is handled after: the worker is killed."""
+    before = set(multiprocessing.active_children())
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            for _ in run_in_workers(
+                ["a", "b"],
+                _work,
+                processes=1,
+                on_death=lambda _i, message: message,
+                on_give=lambda _i: os.kill(os.getpid(), signal.SIGINT),
+            ):
+                pass
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert set(multiprocessing.active_children()) - before == set()
