@@ -144,6 +144,9 @@ def test_block_replacement_keeps_the_prose_around_it():
     assert matrix.extract_block("no markers") is None
 
 
+# Slow: every built-in controller on one scenario, twice (15 s without coverage); the main
+# step tests the matrix's cells and rendering above, and the golden test runs it whole.
+@pytest.mark.slow
 def test_command_writes_then_checks_a_file(tmp_path):
     """`python -m retrychaos.matrix` fills a new file, and --check then finds it current."""
     library = tmp_path / "library" / "transient"

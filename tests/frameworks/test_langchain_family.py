@@ -177,6 +177,10 @@ def test_openai_sdk_waits_its_600_s_timeout_then_replays_the_post():
     }
 
 
+# Slow: four framework stacks x two 40-agent runs (26 s without coverage); the main step
+# runs these stacks' cases elsewhere, and tests/frameworks/test_framework_determinism.py
+# compares their traces across runs and processes in the same step as this one.
+@pytest.mark.slow
 @pytest.mark.parametrize("controller", sorted(CONTROLLERS))
 def test_forty_agents_give_the_same_trace_twice(controller):
     """No framework step leaves the loop for a real thread: a case replays to the same trace."""
