@@ -321,6 +321,10 @@ def _write(path: Path, matrix: Matrix, *, check: bool) -> bool:
     return True
 
 
+_QUIET_LOGGERS = ("stamina", "openai.agents", "mcp")
+"""Loggers of the stacks under test whose records the matrix does not show."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m retrychaos.matrix``."""
     parser = argparse.ArgumentParser(
@@ -334,8 +338,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parser.parse_args(argv)
     if options.seeds < 1 or options.jobs < 1:
         parser.error("--seeds and --jobs expect a count >= 1")
-    # stamina logs every retry through `logging`; keep the console quiet.
-    logging.getLogger("stamina").addHandler(logging.NullHandler())
+    # The stacks log through `logging` what the matrix's cells already
+    # record (stamina every retry, openai-agents every MCP tool error and
+    # failed clean-up, the MCP SDK a session it could not end): keep the
+    # console to the matrix's own lines.
+    for name in _QUIET_LOGGERS:
+        logging.getLogger(name).addHandler(logging.NullHandler())
     try:
         scenarios = load_library(options.scenarios or shipped_scenarios())
     except ValueError as exc:
