@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import types
 import typing
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +40,15 @@ def _fits(value: Any, hint: Any) -> bool:
     return isinstance(value, hint)
 
 
+@cache
+def _hints(kind_type: Any) -> dict[str, Any]:
+    """``kind_type``'s resolved hints, once per type: resolving them per event took seconds."""
+    return typing.get_type_hints(kind_type)
+
+
 def _mismatches(data: Any, kind_type: Any) -> list[str]:
     """What in ``data`` does not fit ``kind_type``: missing or extra keys, wrong values."""
-    hints = typing.get_type_hints(kind_type)
+    hints = _hints(kind_type)
     required = kind_type.__required_keys__
     found = [f"missing {key}" for key in hints if key in required and key not in data]
     found += [f"extra {key}" for key in data if key not in hints]
