@@ -28,7 +28,6 @@ from .inrun import SEAT, Operation, Reask, Seat
 from .model import Model, Outcome
 from .raised import controller_traceback
 from .reading import _clean, _raised, _read, _short
-from .stepper import Steppers, taskless_enabled
 
 if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
@@ -99,16 +98,8 @@ class Fleet:
         """The traceback of the first exception the controller's call() raised, if any."""
 
     async def run(self) -> None:
-        """Run every agent to the end (as Tasks, or stepped without them: :mod:`.stepper`)."""
-        agents = range(self.workload.agents)
-        if not taskless_enabled(is_async=self.is_async, model_in_run=self.model_in_run):
-            await asyncio.gather(*(self._agent(i) for i in agents))
-            return
-        loop: VirtualEventLoop = asyncio.get_running_loop()  # type: ignore[assignment]
-        fleet = Steppers(loop)
-        for i in agents:  # each in a copy of this context, as create_task makes it
-            fleet.start(self._agent(i), contextvars.copy_context())
-        await fleet.wait()
+        """Run every agent to the end."""
+        await asyncio.gather(*(self._agent(i) for i in range(self.workload.agents)))
 
     async def _agent(self, index: int) -> None:
         workload = self.workload

@@ -51,7 +51,7 @@ from .baton import Baton
 from .clock import NS_PER_S, landing_ns
 from .loop_api import LoopServices
 from .loop_threads import BatonThreads
-from .wake import SUSPEND, Handle, TimerHandle, Wake
+from .wake import Handle, TimerHandle, Wake
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -92,11 +92,10 @@ async def sleep(delay: float) -> None:
     if delay <= 0 or not isinstance(loop, VirtualEventLoop):
         await asyncio.sleep(delay)
         return
-    # An agent stepped without a Task (workload.stepper) is the Wake's waiter itself.
-    waiter: Any = loop.stepping or loop.create_future()
+    waiter: asyncio.Future[None] = loop.create_future()
     wake = loop.wake_at(loop.time() + delay, waiter)
     try:
-        await (SUSPEND if waiter is loop.stepping else waiter)
+        await waiter
     finally:
         wake.cancel()
 
@@ -135,7 +134,6 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         self._stopping = False
         self._baton = Baton(self)
         self._cut = False
-        self.stepping: Any = None  # the agent stepped without a Task, while it runs
         # The livelock bound; the last iteration's instant and how many ran there.
         self.spin_limit, self._still_ns, self._still = spin_limit, -1, 0
 
@@ -238,7 +236,7 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         heappush(self._scheduled, (when, timer))
         return timer  # type: ignore[no-any-return]
 
-    def wake_at(self, when: float, waiter: Any) -> Wake:
+    def wake_at(self, when: float, waiter: asyncio.Future[Any]) -> Wake:
         """Set ``waiter``'s result to None at loop time ``when`` (unless it is done by then).
 
         What ``call_at(when, set_result_unless_done, waiter)`` does, through a

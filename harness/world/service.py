@@ -52,7 +52,6 @@ from .digests import cached_args_digest, digest, request_args
 from .faults import select_compiled
 from .server import NOBODY, Plan, Received, Server, Who, to_ns
 from .spec import NEVER_REACHES_SERVER, FaultType
-from .wake import SUSPEND
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -63,7 +62,6 @@ if TYPE_CHECKING:
     from .event_data import RequestData, ResponseData
     from .recorder import Recorder
     from .spec import Contract, ToolSpec
-    from .wake import Suspend
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 # "Never answers" with no client timeout: wait until the run's horizon aborts it.
@@ -94,7 +92,7 @@ class Pending:
         self.n = n
         self.start_ns = start_ns
         self.times_out = times_out
-        self.waiter: asyncio.Future[None] | Suspend | None = None
+        self.waiter: asyncio.Future[None] | None = None
         """What to await (None: the attempt ends now)."""
         self.timer: Any = None
         """The wake-up of ``waiter`` (cancel it when done waiting)."""
@@ -297,11 +295,6 @@ class SimulatedService:
             # Half a nanosecond early: the virtual loop rounds a timer up to whole
             # nanoseconds, so the timer fires at due_ns and not one float step later.
             when = loop.time() + (due_ns - start_ns - 0.5) / NS_PER_S
-            stepper = getattr(loop, "stepping", None)
-            if stepper is not None:  # an agent stepped without a Task (workload.stepper)
-                pending.timer = loop.wake_at(when, stepper)  # type: ignore[attr-defined]
-                pending.waiter = SUSPEND
-                return pending
             waiter: asyncio.Future[None] = loop.create_future()
             wake_at = getattr(loop, "wake_at", None)  # the virtual loop's cheaper call_at
             pending.timer = (

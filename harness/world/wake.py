@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Generator
 
     from .loop import VirtualEventLoop
 
@@ -92,24 +91,3 @@ class Wake:
     def cancelled(self) -> bool:
         """Whether :meth:`cancel` was called."""
         return self._cancelled
-
-
-class Suspend:
-    """What a harness wait awaits in a coroutine stepped without a Task (``loop.stepping``).
-
-    Awaiting it yields the object itself up to the stepper
-    (:class:`~retrychaos.workload.stepper.Stepper`), which then waits for the
-    :class:`Wake` that was pushed with the stepper as its waiter: no future,
-    no done callback, no ``Task.__step``. A Task would not know what to do
-    with it, so only code that finds ``loop.stepping`` set awaits it.
-    """
-
-    __slots__ = ()
-
-    def __await__(self) -> Generator[Any, None, None]:
-        """Hand control back to the stepper until it resumes (or cancels) the coroutine."""
-        yield self
-
-
-SUSPEND = Suspend()
-"""The one :class:`Suspend` every stepped wait awaits."""
