@@ -144,24 +144,37 @@ def virtual_time(clock: VirtualClock, loop: VirtualEventLoop) -> Iterator[None]:
 
 
 def _time_attributes(module: ModuleType) -> list[tuple[str, Any]]:
-    """The attributes of ``module`` that hold real time functions, as freezegun finds them.
+    """The attributes of ``module`` that hold real time functions.
 
     freezegun remembers each module's answer and reuses it while the hash of
     the module's ``dir()`` is unchanged: some 1,000 sorted ``dir()`` lists
-    and frozensets every run (about 6 ms, a third of a small case). For a
+    and frozensets every run (about 3 ms of a small case's 15-20). For a
     plain module ``dir()`` is its ``__dict__``'s keys, so comparing those
     keys with the ones remembered is the same check, made in C without
-    sorting or hashing anything new. Any other module (a subclass, or one
-    with its own ``__dir__`` or ``__getattr__``) gets freezegun's own check.
+    sorting or hashing anything new.
+
+    A module with a ``__getattr__`` of its own loads some attributes lazily:
+    freezegun's ``getattr`` of every name its ``dir()`` lists imports them
+    all (``retrychaos``'s own exports alone pull in some 170 modules,
+    Hypothesis and pydantic among them: 0.4 s of CPU in the first run of a
+    process). An attribute not loaded yet is a reference nobody holds, so
+    only the loaded ones (its ``__dict__``) are looked at. Any other module
+    (a subclass of ``ModuleType``, or one with only its own ``__dir__``) gets
+    freezegun's own check.
     """
     names = module.__dict__
-    if type(module) is not ModuleType or "__dir__" in names or "__getattr__" in names:
+    lazy = "__getattr__" in names
+    if type(module) is not ModuleType or (not lazy and "__dir__" in names):
         return _freezegun_attributes(module)
     seen = _SEEN.get(module.__name__)
     if seen is not None and seen[0] is module and names.keys() == seen[1]:
         return seen[2]
     keys = frozenset(names)
-    found = _freezegun_attributes(module)
+    if lazy:
+        real = fz._real_time_object_ids  # noqa: SLF001
+        found = [(name, value) for name, value in list(names.items()) if id(value) in real]
+    else:
+        found = _freezegun_attributes(module)
     _SEEN[module.__name__] = (module, keys, found)
     return found
 

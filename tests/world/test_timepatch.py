@@ -95,3 +95,19 @@ def test_a_module_that_is_not_plain_is_patched_too(kind: str) -> None:
         assert run_virtual(lambda clock: _read(made, clock)) == [7.0, 7.0]
     finally:
         del sys.modules[made.__name__]
+
+
+def test_a_lazy_module_s_attributes_are_not_loaded_by_a_run(module: types.ModuleType) -> None:
+    """Entering a run looks only at what a lazy module has loaded: its __getattr__ is not called."""
+    asked: list[str] = []
+
+    def lazy(name: str) -> Any:
+        asked.append(name)
+        raise AttributeError(name)
+
+    def listing() -> list[str]:
+        return ["monotonic", "not_loaded_yet", "wall"]
+
+    _install(module, __getattr__=lazy, __dir__=listing, monotonic=time.monotonic, wall=time.time)
+    assert run_virtual(lambda clock: _read(module, clock)) == [7.0, 7.0]
+    assert asked == []
