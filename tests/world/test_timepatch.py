@@ -1,0 +1,113 @@
+"""Modules holding the real time functions read the virtual clock in every run."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+import types
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from retrychaos.world.runtime import run_virtual
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from retrychaos.world.clock import VirtualClock
+
+
+class _Lazy(types.ModuleType):
+    """A module type of its own, as lazy-loading libraries make."""
+
+
+@pytest.fixture
+def module() -> Iterator[types.ModuleType]:
+    """A module in sys.modules, removed after the test."""
+    made = types.ModuleType("retrychaos_timepatch_probe")
+    sys.modules[made.__name__] = made
+    yield made
+    del sys.modules[made.__name__]
+
+
+async def _read(module: types.ModuleType, clock: VirtualClock) -> list[float]:
+    await asyncio.sleep(7.0)
+    return [module.monotonic(), module.wall() - clock.epoch]
+
+
+def _install(module: types.ModuleType, **names: Any) -> None:
+    for name, value in names.items():
+        setattr(module, name, value)
+
+
+def test_a_module_holding_time_functions_reads_the_clock_and_real_time_after(
+    module: types.ModuleType,
+) -> None:
+    """A module's own reference to time.monotonic reads virtual time in a run, real time after."""
+    _install(module, monotonic=time.monotonic, wall=time.time)
+    assert run_virtual(lambda clock: _read(module, clock)) == [7.0, 7.0]
+    assert module.monotonic is time.monotonic
+    assert module.wall() > 1.7e9
+
+
+def test_a_reference_gained_between_runs_is_patched_in_the_next_run(
+    module: types.ModuleType,
+) -> None:
+    """A module scanned in one run that later gains time references reads the clock in the next."""
+
+    async def nothing(clock: VirtualClock) -> None:
+        await asyncio.sleep(1.0)
+
+    run_virtual(nothing)  # the module is scanned, and holds nothing then
+    _install(module, monotonic=time.monotonic, wall=time.time)
+    assert run_virtual(lambda clock: _read(module, clock)) == [7.0, 7.0]
+
+
+def test_a_reference_replacing_another_name_is_patched_in_the_next_run(
+    module: types.ModuleType,
+) -> None:
+    """Names swapped between runs (same count of attributes) are scanned again."""
+    _install(module, monotonic=time.monotonic, other=1, another=2)
+
+    async def nothing(clock: VirtualClock) -> None:
+        await asyncio.sleep(1.0)
+
+    run_virtual(nothing)
+    del module.other
+    module.wall = time.time
+    assert run_virtual(lambda clock: _read(module, clock)) == [7.0, 7.0]
+
+
+@pytest.mark.parametrize("kind", ["subclass", "__getattr__"])
+def test_a_module_that_is_not_plain_is_patched_too(kind: str) -> None:
+    """A ModuleType subclass, or a module with its own __getattr__, reads the clock as well."""
+    made = (
+        _Lazy("retrychaos_timepatch_lazy")
+        if kind == "subclass"
+        else types.ModuleType("retrychaos_timepatch_lazy")
+    )
+    if kind == "__getattr__":
+        made.__getattr__ = lambda name: None  # type: ignore[method-assign]
+    _install(made, monotonic=time.monotonic, wall=time.time)
+    sys.modules[made.__name__] = made
+    try:
+        assert run_virtual(lambda clock: _read(made, clock)) == [7.0, 7.0]
+    finally:
+        del sys.modules[made.__name__]
+
+
+def test_a_lazy_module_s_attributes_are_not_loaded_by_a_run(module: types.ModuleType) -> None:
+    """Entering a run looks only at what a lazy module has loaded: its __getattr__ is not called."""
+    asked: list[str] = []
+
+    def lazy(name: str) -> Any:
+        asked.append(name)
+        raise AttributeError(name)
+
+    def listing() -> list[str]:
+        return ["monotonic", "not_loaded_yet", "wall"]
+
+    _install(module, __getattr__=lazy, __dir__=listing, monotonic=time.monotonic, wall=time.time)
+    assert run_virtual(lambda clock: _read(module, clock)) == [7.0, 7.0]
+    assert asked == []
