@@ -97,6 +97,16 @@ class LivelockError(RunAborted):
     """
 
 
+class StepBudgetError(RunAborted):
+    """The loop ran more iterations than the case's step budget (see runner.step_budget_for).
+
+    A controller that moves time by a nanosecond per step (``while True:
+    await asyncio.sleep(1e-9)``) escapes the livelock bound and would need
+    hours to reach the horizon: the budget, in loop iterations and in
+    proportion to the case's planned work, ends it on every machine alike.
+    """
+
+
 class RealTimeBlockError(RunAborted):
     """Code under test held the event loop for too long in real time."""
 

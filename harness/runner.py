@@ -116,12 +116,17 @@ class CaseResult:
     must_happen: dict[str, bool] = field(default_factory=dict)
     """Whether each event the scenario declares in ``must_happen`` happened (in results.json
     only when it declares some)."""
+    notes: tuple[str, ...] = ()
+    """What the harness did after the case that its verdict does not show (processes the
+    controller left running, killed); in results.json only when there are some."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form used in ``results.json`` (``judged`` appears only when false)."""
         extra: dict[str, Any] = {} if self.judged else {"judged": False}
         if self.must_happen:
             extra["must_happen"] = self.must_happen
+        if self.notes:
+            extra["notes"] = list(self.notes)
         return {
             "scenario": self.scenario,
             "suite": self.suite,
@@ -159,6 +164,23 @@ def horizon_for(scenario: Scenario) -> float:
     contract = scenario.world.contract
     per_task = contract.deadline_s + contract.attempt_timeout_s + workload.think_time_s[1]
     return workload.start_spread_s + workload.tasks_per_agent * per_task * 4 + 3600.0
+
+
+STEPS_PER_ATTEMPT = 2_000
+"""Loop iterations a case may run per planned attempt (honest runs need far fewer)."""
+STEPS_BASE = 100_000
+"""Loop iterations every case may run on top (a run's fixed start and end)."""
+
+
+def step_budget_for(scenario: Scenario) -> int:
+    """Loop iterations after which a run ends as :class:`~retrychaos.errors.StepBudgetError`.
+
+    In proportion to the planned work (agents x tasks x the contract's
+    attempts per task), so that it does not depend on machine speed.
+    """
+    workload = scenario.workload
+    attempts = scenario.world.contract.max_attempts_per_task
+    return STEPS_BASE + STEPS_PER_ATTEMPT * workload.agents * workload.tasks_per_agent * attempts
 
 
 @dataclass(slots=True, kw_only=True)
@@ -282,6 +304,7 @@ def simulate(
                 horizon_s=horizon_for(scenario),
                 watchdog_s=watchdog_s,
                 real_wait_s=real_wait_s,
+                step_limit=step_budget_for(scenario),
             )
     except (RunAborted, ControllerLoadError, McpUnavailable) as exc:
         error, error_kind = f"{type(exc).__name__}: {exc}", _KIND.get(type(exc), "controller")

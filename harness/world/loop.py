@@ -46,7 +46,7 @@ from asyncio import events, futures
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DeadlockError, LivelockError, RunAborted
+from ..errors import DeadlockError, LivelockError, RunAborted, StepBudgetError
 from .baton import Baton
 from .clock import NS_PER_S, landing_ns
 from .loop_api import LoopServices
@@ -67,6 +67,12 @@ _LIVELOCK = (
     "the loop ran {n} iterations at virtual time {at:.3f} s without time moving: the "
     "controller is spinning (e.g. `await asyncio.sleep(0)` in a loop); expected it to wait "
     "on something that lets virtual time pass (a response, a sleep, a timeout)"
+)
+_STEP_BUDGET = (
+    "the loop ran {n} iterations, the case's step budget, and stopped at virtual time "
+    "{at:.9f} s: the controller keeps the run busy without finishing it (e.g. "
+    "`await asyncio.sleep(1e-9)` in a loop); expected it to finish within the budget, "
+    "which grows with agents x tasks x the contract's attempts per task"
 )
 SPIN_LIMIT = 100_000
 """Iterations at one instant that end a run (each runs every ready callback: a herd needs tens)."""
@@ -136,6 +142,8 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         self._cut = False
         # The livelock bound; the last iteration's instant and how many ran there.
         self.spin_limit, self._still_ns, self._still = spin_limit, -1, 0
+        self.step_limit = 0
+        """Iterations that end the run however time moves (0: no budget; see StepBudgetError)."""
 
     def time(self) -> float:
         """The virtual clock, in seconds."""
@@ -286,7 +294,7 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         """Stop after the current iteration."""
         self._stopping = True
 
-    def _run_once(self) -> None:  # noqa: C901, PLR0912 (asyncio's algorithm, inlined)
+    def _run_once(self) -> None:  # noqa: C901, PLR0912, PLR0915 (asyncio's algorithm, inlined)
         """One iteration: ``BaseEventLoop._run_once`` (Python 3.11) on the virtual clock.
 
         Same steps in the same order: drop cancelled timers, jump the clock
@@ -295,6 +303,8 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         """
         self.iterations += 1
         self._cut = False
+        if self.iterations > self.step_limit > 0:
+            self._budget_spent()
         if self._timer_cancelled_count:  # else no cancelled timer is in the heap
             self._drop_cancelled(self._scheduled)
         scheduled = self._scheduled
@@ -345,6 +355,12 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
             except BaseException as exc:  # what Handle._run does
                 self._callback_failed(handle, exc)
         handle = None  # Needed to break cycles when an exception occurs.
+
+    def _budget_spent(self) -> None:
+        """End the run: it ran :attr:`step_limit` iterations; its clean-up gets a budget too."""
+        message = _STEP_BUDGET.format(n=self.iterations - 1, at=self.clock.now())
+        self.step_limit = self.iterations + self.spin_limit
+        self._abort(StepBudgetError(message))
 
     def _jump(self, when: float) -> None:
         """Nothing is ready: move the clock to the timer due at ``when``, or end the run.
