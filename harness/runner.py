@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import IO, TYPE_CHECKING, Any
 
+from .budget import step_budget_for
 from .controllers.registry import settle_family
 from .environment import refuse_zeroed_backoff, run_environment
 from .errors import ClientFamilyError, ControllerLoadError, RunAborted
@@ -164,23 +165,6 @@ def horizon_for(scenario: Scenario) -> float:
     contract = scenario.world.contract
     per_task = contract.deadline_s + contract.attempt_timeout_s + workload.think_time_s[1]
     return workload.start_spread_s + workload.tasks_per_agent * per_task * 4 + 3600.0
-
-
-STEPS_PER_ATTEMPT = 2_000
-"""Loop iterations a case may run per planned attempt (honest runs need far fewer)."""
-STEPS_BASE = 100_000
-"""Loop iterations every case may run on top (a run's fixed start and end)."""
-
-
-def step_budget_for(scenario: Scenario) -> int:
-    """Loop iterations after which a run ends as :class:`~retrychaos.errors.StepBudgetError`.
-
-    In proportion to the planned work (agents x tasks x the contract's
-    attempts per task), so that it does not depend on machine speed.
-    """
-    workload = scenario.workload
-    attempts = scenario.world.contract.max_attempts_per_task
-    return STEPS_BASE + STEPS_PER_ATTEMPT * workload.agents * workload.tasks_per_agent * attempts
 
 
 @dataclass(slots=True, kw_only=True)

@@ -68,12 +68,6 @@ _LIVELOCK = (
     "controller is spinning (e.g. `await asyncio.sleep(0)` in a loop); expected it to wait "
     "on something that lets virtual time pass (a response, a sleep, a timeout)"
 )
-_STEP_BUDGET = (
-    "the loop ran {n} iterations, the case's step budget, and stopped at virtual time "
-    "{at:.9f} s: the controller keeps the run busy without finishing it (e.g. "
-    "`await asyncio.sleep(1e-9)` in a loop); expected it to finish within the budget, "
-    "which grows with agents x tasks x the contract's attempts per task"
-)
 SPIN_LIMIT = 100_000
 """Iterations at one instant that end a run (each runs every ready callback: a herd needs tens)."""
 # asyncio's own constants (BaseEventLoop._run_once, Python 3.11).
@@ -142,8 +136,7 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         self._cut = False
         # The livelock bound; the last iteration's instant and how many ran there.
         self.spin_limit, self._still_ns, self._still = spin_limit, -1, 0
-        self.step_limit = 0
-        """Iterations that end the run however time moves (0: no budget; see StepBudgetError)."""
+        self.step_limit = 0  # iterations that end the run however time moves (0: none)
 
     def time(self) -> float:
         """The virtual clock, in seconds."""
@@ -303,8 +296,9 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         """
         self.iterations += 1
         self._cut = False
-        if self.iterations > self.step_limit > 0:
-            self._budget_spent()
+        if self.iterations > self.step_limit > 0:  # spent; the clean-up gets a budget too
+            self.step_limit = self.iterations + self.spin_limit
+            self._abort(StepBudgetError.spent(self.iterations - 1, self.clock.now()))
         if self._timer_cancelled_count:  # else no cancelled timer is in the heap
             self._drop_cancelled(self._scheduled)
         scheduled = self._scheduled
@@ -355,12 +349,6 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
             except BaseException as exc:  # what Handle._run does
                 self._callback_failed(handle, exc)
         handle = None  # Needed to break cycles when an exception occurs.
-
-    def _budget_spent(self) -> None:
-        """End the run: it ran :attr:`step_limit` iterations; its clean-up gets a budget too."""
-        message = _STEP_BUDGET.format(n=self.iterations - 1, at=self.clock.now())
-        self.step_limit = self.iterations + self.spin_limit
-        self._abort(StepBudgetError(message))
 
     def _jump(self, when: float) -> None:
         """Nothing is ready: move the clock to the timer due at ``when``, or end the run.

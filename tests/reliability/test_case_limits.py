@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from retrychaos.budget import STEPS_BASE, STEPS_PER_ATTEMPT, step_budget_for
 from retrychaos.leftovers import kill_tree
-from retrychaos.runner import STEPS_BASE, STEPS_PER_ATTEMPT, step_budget_for
 from retrychaos.scenario import load_paths
 
 ROOT = Path(__file__).resolve().parents[2]
