@@ -14,6 +14,7 @@
     ├── RunAborted                 a run could not finish; the controller is to blame
     │   ├── DeadlockError          every task waits and no timer is pending
     │   ├── LivelockError          the loop spins at one virtual instant, time never moves
+    │   ├── StepBudgetError        the loop ran past the case's step budget
     │   └── RealTimeBlockError     the controller blocked the loop in real time
     └── InternalError              the harness itself failed: exit code 3
 
@@ -95,6 +96,29 @@ class LivelockError(RunAborted):
     iterations at one instant instead, which gives the same verdict on every
     machine.
     """
+
+
+_STEP_BUDGET = (
+    "the loop ran {n} iterations, the case's step budget, and stopped at virtual time "
+    "{at:.9f} s: the controller keeps the run busy without finishing it (e.g. "
+    "`await asyncio.sleep(1e-9)` in a loop); expected it to finish within the budget, "
+    "which grows with agents x tasks x the contract's attempts per task"
+)
+
+
+class StepBudgetError(RunAborted):
+    """The loop ran more iterations than the case's step budget (see budget.step_budget_for).
+
+    A controller that moves time by a nanosecond per step (``while True:
+    await asyncio.sleep(1e-9)``) escapes the livelock bound and would need
+    hours to reach the horizon: the budget, in loop iterations and in
+    proportion to the case's planned work, ends it on every machine alike.
+    """
+
+    @classmethod
+    def spent(cls, iterations: int, at_s: float) -> StepBudgetError:
+        """The error for a run stopped after ``iterations`` at virtual time ``at_s``."""
+        return cls(_STEP_BUDGET.format(n=iterations, at=at_s))
 
 
 class RealTimeBlockError(RunAborted):

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import IO, TYPE_CHECKING, Any
 
+from .budget import step_budget_for
 from .controllers.registry import settle_family
 from .environment import refuse_zeroed_backoff, run_environment
 from .errors import ClientFamilyError, ControllerLoadError, RunAborted
@@ -116,12 +117,17 @@ class CaseResult:
     must_happen: dict[str, bool] = field(default_factory=dict)
     """Whether each event the scenario declares in ``must_happen`` happened (in results.json
     only when it declares some)."""
+    notes: tuple[str, ...] = ()
+    """What the harness did after the case that its verdict does not show (processes the
+    controller left running, killed); in results.json only when there are some."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form used in ``results.json`` (``judged`` appears only when false)."""
         extra: dict[str, Any] = {} if self.judged else {"judged": False}
         if self.must_happen:
             extra["must_happen"] = self.must_happen
+        if self.notes:
+            extra["notes"] = list(self.notes)
         return {
             "scenario": self.scenario,
             "suite": self.suite,
@@ -282,6 +288,7 @@ def simulate(
                 horizon_s=horizon_for(scenario),
                 watchdog_s=watchdog_s,
                 real_wait_s=real_wait_s,
+                step_limit=step_budget_for(scenario),
             )
     except (RunAborted, ControllerLoadError, McpUnavailable) as exc:
         error, error_kind = f"{type(exc).__name__}: {exc}", _KIND.get(type(exc), "controller")

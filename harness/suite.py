@@ -23,6 +23,7 @@ from .case_ids import case_id
 from .controllers.registry import resolve
 from .escape import escape_message, guarded
 from .executors.local import LocalExecutor
+from .leftovers import kill_leftovers, leftover_note
 from .runner import CaseResult, run_case
 from .workers import Retire, WorkerPool
 
@@ -108,9 +109,9 @@ def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
         )
     except BaseException as exc:
         _restore(state)
-        return Retire(failed(case, escape_message(exc)))
+        return Retire(_noted(failed(case, escape_message(exc))))
     changed = _restore(state)
-    result = _trim(redacted(result), job.keep, keep_failing=job.keep_failing)
+    result = _noted(_trim(redacted(result), job.keep, keep_failing=job.keep_failing))
     if not changed:
         return result
     if result.error_kind == "internal":
@@ -122,6 +123,14 @@ def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
         )
         result = replace(result, error=message, error_kind="controller")
     return Retire(result)  # put back, and a fresh worker for the next case all the same
+
+
+def _noted(result: CaseResult) -> CaseResult:
+    """``result``, noting the processes the case left running (killed here)."""
+    named = kill_leftovers()
+    if not named:
+        return result
+    return replace(result, notes=(*result.notes, redact(leftover_note(named))))
 
 
 def _process_state() -> tuple[int, str]:

@@ -17,6 +17,17 @@ escape may have left half restored reaches the next case.
 Ctrl-C belongs to the parent: workers ignore SIGINT, so a
 ``KeyboardInterrupt`` inside a worker can only come from the controller, and
 the parent, on any exit, kills the workers it started (none is left behind).
+A case has a real-time limit (``case_timeout_s``, the CLI's ``--case-timeout``),
+kept by the parent: a controller can switch the in-process watchdog off
+(ignore SIGALRM, stop the timer) or block in C code that ignores signals,
+but it cannot stop the parent. A case past the limit fails with
+:func:`timeout_message`; its worker and every process under it are killed,
+and a new worker takes the next case.
+
+Processes a controller starts are the case's too (:mod:`retrychaos.leftovers`
+finds and kills them after each case); a worker is the leader of its own
+process group, so that killing the group reaches them where /proc does not.
+
 SIGINT and SIGTERM wait while the parent starts a worker and hands it a job,
 so an interrupt never lands between a worker's start and its bookkeeping
 (that worker would be left running, unknown to the clean-up). A worker
@@ -33,8 +44,11 @@ import pickle
 import signal
 import sys
 import threading
+import time
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any, cast
+
+from .leftovers import become_subreaper, kill_tree
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -42,7 +56,7 @@ if TYPE_CHECKING:
     from multiprocessing.context import DefaultContext, SpawnContext
     from multiprocessing.process import BaseProcess
 
-__all__ = ["Retire", "WorkerPool", "death_message", "run_in_workers"]
+__all__ = ["Retire", "WorkerPool", "death_message", "run_in_workers", "timeout_message"]
 
 _STOP_S = 2.0
 """Real seconds a worker asked to stop may take before it is killed."""
@@ -103,6 +117,17 @@ def death_message(exitcode: int | None) -> str:
     )
 
 
+def timeout_message(limit_s: float) -> str:
+    """Say that a case ran past its real-time limit and was killed."""
+    return (
+        f"the case ran for more than {limit_s:g} s of real time, the case's limit, and its "
+        "worker and the processes under it were killed: the controller blocked where the "
+        "watchdog could not stop it (it ignored SIGALRM, stopped the timer, or blocked in C "
+        "code); expected it to return or raise; a case that needs longer may have more "
+        "with --case-timeout SECONDS"
+    )
+
+
 def _serve(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
     """A worker's process: serve jobs, then end.
 
@@ -115,6 +140,9 @@ def _serve(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) 
     # :func:`_signals_held` among them).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)  # a group of its own, which its killer kills whole
+    become_subreaper()
     try:
         _loop(conn, work)
     finally:
@@ -162,9 +190,12 @@ class _Worker:
         theirs.close()
         self.conn = ours
         self.index: int | None = None
+        self.given = 0.0
+        """When the job was handed out (``time.monotonic``)."""
 
     def give(self, index: int, job: Any) -> None:
         self.index = index
+        self.given = time.monotonic()
         self.conn.send((index, job))
 
     def stop(self) -> None:
@@ -175,8 +206,9 @@ class _Worker:
         self.kill()
 
     def kill(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
+        """Kill the worker, its process group and every process under it."""
+        if self.process.is_alive() and self.process.pid is not None:
+            kill_tree(self.process.pid)
         self.process.join()
         self.conn.close()
 
@@ -189,13 +221,15 @@ def run_in_workers(
     on_phase: Callable[[int, str], None] | None = None,
     on_death: Callable[[int, str], Any],
     on_give: Callable[[int], None] | None = None,
+    case_timeout_s: float | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Run ``work(job, phase)`` for every job in up to ``processes`` workers.
 
     Yields ``(index, result)`` as jobs finish. A job whose worker died yields
-    ``on_death(index, message)`` instead. ``on_phase(index, text)`` hears what
-    ``work`` reports through ``phase``; ``on_give(index)``, each job as a
-    worker is given it.
+    ``on_death(index, message)`` instead, and so does a job that ran past
+    ``case_timeout_s`` real seconds (its worker killed, :func:`timeout_message`).
+    ``on_phase(index, text)`` hears what ``work`` reports through ``phase``;
+    ``on_give(index)``, each job as a worker is given it.
     """
     queue = list(enumerate(jobs))
     queue.reverse()
@@ -205,13 +239,8 @@ def run_in_workers(
     try:
         while queue or busy:
             while queue and len(busy) < processes:
-                with _signals_held():
-                    worker = idle.pop() if idle else _Worker(work)
-                    given, job = queue.pop()
-                    hear(given)
-                    worker.give(given, job)
-                    busy[worker.conn] = worker
-            for conn in cast("list[Connection]", wait(list(busy))):
+                _hand_out(queue, idle, busy, work, hear)
+            for conn in _wait(busy, case_timeout_s):
                 worker = busy[conn]
                 index = worker.index
                 assert index is not None  # noqa: S101 (busy workers hold a job)
@@ -233,6 +262,7 @@ def run_in_workers(
                 else:
                     idle.append(worker)
                 yield at, payload
+            yield from _expire(busy, case_timeout_s, on_death)
     finally:
         # A busy worker is killed (an interrupt, or the caller stopped
         # listening); an idle one is asked to end.
@@ -240,6 +270,44 @@ def run_in_workers(
             worker.kill()
         for worker in idle:
             worker.stop()
+
+
+def _hand_out(
+    queue: list[tuple[int, Any]],
+    idle: list[_Worker],
+    busy: dict[Connection, _Worker],
+    work: Callable[[Any, Callable[[str], None]], Any],
+    hear: Callable[[int], None],
+) -> None:
+    """Give the next job to an idle worker, or to a new one, with SIGINT and SIGTERM held."""
+    with _signals_held():
+        worker = idle.pop() if idle else _Worker(work)
+        given, job = queue.pop()
+        hear(given)
+        worker.give(given, job)
+        busy[worker.conn] = worker
+
+
+def _wait(busy: dict[Connection, _Worker], limit_s: float | None) -> list[Connection]:
+    """The busy workers' connections that can be read; none when the oldest job's time is up."""
+    timeout = None
+    if limit_s is not None:
+        first = min(w.given for w in busy.values())
+        timeout = max(0.0, first + limit_s - time.monotonic())
+    return cast("list[Connection]", wait(list(busy), timeout))
+
+
+def _expire(
+    busy: dict[Connection, _Worker], limit_s: float | None, on_death: Callable[[int, str], Any]
+) -> Iterator[tuple[int, Any]]:
+    """Kill the workers whose job ran past ``limit_s``; fail their jobs."""
+    now = time.monotonic()
+    for conn, worker in list(busy.items()):
+        if limit_s is not None and worker.index is not None and now - worker.given >= limit_s:
+            index = worker.index
+            del busy[conn]
+            worker.kill()
+            yield index, on_death(index, timeout_message(limit_s))
 
 
 class WorkerPool:

@@ -50,6 +50,7 @@ REAL_TIME = {
     "world/timepatch.py": "patches the time module: it holds the real functions",
     "world/localtime.py": "sets the C library's time zone and patches the local-time faces",
     "world/watchdog.py": "measures real time to catch code that blocks the loop",
+    "workers.py": "the parent's real-time limit per case (--case-timeout), never a decision",
 }
 """Modules allowed to touch ``time``, ``asyncio.sleep`` or module-level ``random``, and why."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shlex
 import sys
@@ -26,13 +27,16 @@ if TYPE_CHECKING:
     from ..world.spec import Scenario
 
 __all__ = [
+    "CASE_TIMEOUT_S",
     "DEFAULT_WATCHDOG_S",
+    "CaseTimeout",
     "Invariants",
     "Jobs",
     "Keyword",
     "Seeds",
     "Tags",
     "Watchdog",
+    "case_timeout_seconds",
     "check_controllers",
     "check_jobs",
     "claim_report_dir",
@@ -158,6 +162,31 @@ def watchdog_seconds(given: float | None, configured: float | None = None) -> fl
     value = given if given is not None else (configured or DEFAULT_WATCHDOG_S)
     if not watchdog_ok(value):
         usage_error(f"--watchdog expects {WATCHDOG_FORMS}, got {value}")
+    return value
+
+
+CASE_TIMEOUT_S = 300.0
+"""Real seconds a case may run by default: sixty watchdogs, far past any honest case."""
+CASE_TIMEOUT_RANGE = (0.1, 86_400.0)
+
+CaseTimeout = Annotated[
+    float,
+    typer.Option(
+        help=(
+            "Real seconds a case may run before its worker process is killed and the case "
+            "failed: the limit a controller that switches the watchdog off cannot escape "
+            f"({CASE_TIMEOUT_RANGE[0]:g}-{CASE_TIMEOUT_RANGE[1]:g})."
+        ),
+        metavar="SECONDS",
+    ),
+]
+
+
+def case_timeout_seconds(value: float) -> float:
+    """``--case-timeout``; exit 2 unless finite and within :data:`CASE_TIMEOUT_RANGE`."""
+    low, high = CASE_TIMEOUT_RANGE
+    if not (math.isfinite(value) and low <= value <= high):
+        usage_error(f"--case-timeout expects real seconds from {low:g} to {high:g}, got {value}")
     return value
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import HarnessInputError
+from ..executors.local import LocalExecutor
 from ..report.results import replay_command
 from ..scenario.library import library_path
 from ..scenario.load import MAX_PLANNED_CALLS
@@ -21,13 +22,16 @@ from ..suite import Case, execute, plan
 from ..world.spec import ModelPolicy  # noqa: TC001 (typer reads the annotations at run time)
 from .cases import CASE_HELP, find_case
 from .common import (
+    CASE_TIMEOUT_S,
     DEFAULT_WATCHDOG_S,
+    CaseTimeout,
     Invariants,
     Jobs,
     Keyword,
     Seeds,
     Tags,
     Watchdog,
+    case_timeout_seconds,
     check_controllers,
     check_jobs,
     claim_report_dir,
@@ -99,6 +103,7 @@ def run(
     jobs: Jobs = 1,
     keep_traces: Annotated[bool, typer.Option(help="Also write traces of passing runs.")] = False,
     watchdog: Watchdog = None,
+    case_timeout: CaseTimeout = CASE_TIMEOUT_S,
     max_planned_calls: Annotated[
         int,
         typer.Option(
@@ -137,6 +142,7 @@ def run(
     check_jobs(jobs)
     check_executor(executor, ray_address)
     watchdog_s = watchdog_seconds(watchdog, config.watchdog)
+    local = LocalExecutor(processes=jobs, case_timeout_s=case_timeout_seconds(case_timeout))
     part = _shard(shard)
     if max_planned_calls < 1:
         usage_error(f"--max-planned-calls expects a count >= 1, got {max_planned_calls}")
@@ -177,7 +183,7 @@ def run(
             keep=keep_traces,
             watchdog_s=watchdog_s,
             record=record,
-            executor=on,
+            executor=on or local,
         )
     for line in failure_blocks(results, invariants=invariant or ()):
         say(line)

@@ -18,9 +18,14 @@ __all__ = ["LocalExecutor"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LocalExecutor:
-    """Up to ``processes`` worker processes here, never more than the jobs or the CPUs."""
+    """Up to ``processes`` worker processes here, never more than the jobs or the CPUs.
+
+    ``case_timeout_s``: real seconds a job may run before its worker is
+    killed and the job failed (None: no limit; see :func:`run_in_workers`).
+    """
 
     processes: int = 1
+    case_timeout_s: float | None = None
 
     def run(
         self,
@@ -34,5 +39,11 @@ class LocalExecutor:
         """Yield ``(index, result)`` as each job finishes (see :func:`run_in_workers`)."""
         processes = max(1, min(self.processes, len(jobs), os.cpu_count() or 1))
         return run_in_workers(
-            jobs, work, processes=processes, on_phase=on_phase, on_death=on_death, on_give=on_give
+            jobs,
+            work,
+            processes=processes,
+            on_phase=on_phase,
+            on_death=on_death,
+            on_give=on_give,
+            case_timeout_s=self.case_timeout_s,
         )

@@ -17,6 +17,11 @@ writes the report as they arrive. A few tasks per CPU of the cluster are in
 flight at a time: a sweep of many cases does not sit in the cluster's
 object store all at once.
 
+The per-case real-time limit (``--case-timeout``) is not enforced here: a
+Ray task has no such limit, and a controller that switches the watchdog off
+and blocks holds its Ray worker until the driver ends (the step budget and
+the watchdog still bound every other case). Run such controllers locally.
+
 Each task carries the driver's ``sys.path``; a Ray worker adds the folders
 that exist on its node, so a controller found by ``package.module:factory``
 here is found there too (on a cluster of several machines, install the

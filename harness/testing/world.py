@@ -122,7 +122,7 @@ class VirtualWorld:
         self.events: list[TraceEvent] = []
         """The trace of the last :meth:`run`."""
 
-    def run(self, main: Callable[[WorldSession], Coroutine[Any, Any, T]], **limits: float) -> T:
+    def run(self, main: Callable[[WorldSession], Coroutine[Any, Any, T]], **limits: Any) -> T:
         """Run ``main(session)`` in a fresh virtual world and return what it returns.
 
         ``limits`` go to ``run_virtual`` (``horizon_s``, ``watchdog_s``, ``real_wait_s``).

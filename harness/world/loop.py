@@ -46,7 +46,7 @@ from asyncio import events, futures
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DeadlockError, LivelockError, RunAborted
+from ..errors import DeadlockError, LivelockError, RunAborted, StepBudgetError
 from .baton import Baton
 from .clock import NS_PER_S, landing_ns
 from .loop_api import LoopServices
@@ -136,6 +136,7 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         self._cut = False
         # The livelock bound; the last iteration's instant and how many ran there.
         self.spin_limit, self._still_ns, self._still = spin_limit, -1, 0
+        self.step_limit = 0  # iterations that end the run however time moves (0: none)
 
     def time(self) -> float:
         """The virtual clock, in seconds."""
@@ -286,7 +287,7 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         """Stop after the current iteration."""
         self._stopping = True
 
-    def _run_once(self) -> None:  # noqa: C901, PLR0912 (asyncio's algorithm, inlined)
+    def _run_once(self) -> None:  # noqa: C901, PLR0912, PLR0915 (asyncio's algorithm, inlined)
         """One iteration: ``BaseEventLoop._run_once`` (Python 3.11) on the virtual clock.
 
         Same steps in the same order: drop cancelled timers, jump the clock
@@ -295,6 +296,9 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         """
         self.iterations += 1
         self._cut = False
+        if self.iterations > self.step_limit > 0:  # spent; the clean-up gets a budget too
+            self.step_limit = self.iterations + self.spin_limit
+            self._abort(StepBudgetError.spent(self.iterations - 1, self.clock.now()))
         if self._timer_cancelled_count:  # else no cancelled timer is in the heap
             self._drop_cancelled(self._scheduled)
         scheduled = self._scheduled

@@ -34,6 +34,7 @@ def run_virtual(
     horizon_s: float = 7 * 24 * 3600.0,
     watchdog_s: float = 5.0,
     real_wait_s: float = 2.0,
+    step_limit: int = 0,
 ) -> T:
     """Run ``main(clock)`` to completion on a fresh virtual clock and loop.
 
@@ -41,13 +42,17 @@ def run_virtual(
     Global ``random`` is seeded with ``seed`` for third-party code (jitter in
     retry libraries), and restored afterwards.
 
+    ``step_limit``: loop iterations that end the run (0: no budget).
+
     Raises:
         DeadlockError: every task waited with no timer pending.
+        StepBudgetError: the loop ran ``step_limit`` iterations.
         RealTimeBlockError: the code under test blocked the loop for real.
         RunAborted: virtual time ran past ``horizon_s``.
     """
     clock = VirtualClock(epoch=epoch, timezone=timezone)
     loop = VirtualEventLoop(clock, horizon_s=horizon_s, real_wait_s=real_wait_s)
+    loop.step_limit = step_limit
     state = random.getstate()
     random.seed(seed)
     watchdog = Watchdog(loop, limit_s=watchdog_s)
