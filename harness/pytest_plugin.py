@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
+from .pytest_options import DEFAULT_CONTROLLER, parse_case_timeout, pytest_addoption
 from .pytest_watch import pytest_runtest_call
 from .pytest_world import ISOLATED, pytest_pyfunc_call, retrychaos_world
 from .seeds import parse_seeds
@@ -75,6 +76,7 @@ __all__ = [
     "ScenarioFile",
     "ScenarioItem",
     "marker_kwargs",
+    "pytest_addoption",
     "pytest_pyfunc_call",
     "pytest_runtest_call",
     "retrychaos_world",
@@ -83,7 +85,6 @@ __all__ = [
 MARKER: Final = "retrychaos"
 SCENARIO_MARKER: Final = "retrychaos_scenario"
 SUFFIXES: Final = (".yaml", ".yml")
-DEFAULT_CONTROLLER: Final = "reference"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,43 +96,13 @@ class _Options:
     seeds: tuple[int, ...] | None
     report: Path | None
     """The report folder to write (absolute), or None."""
+    case_timeout_s: float
+    """Real seconds a case may run before its worker is killed and the test failed."""
 
 
 _OPTIONS = pytest.StashKey[_Options]()
 _CONTROLLERS = pytest.StashKey[dict[str, "ControllerRef"]]()
 _POOL = pytest.StashKey["WorkerPool"]()
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """Register the ``--retrychaos-*`` options."""
-    group = parser.getgroup("retrychaos", "retrychaos: chaos-test a retry controller")
-    group.addoption(
-        "--retrychaos-scenarios",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="Scenario files or folders to run as tests, one per scenario and seed (repeatable).",
-    )
-    group.addoption(
-        "--retrychaos-controller",
-        default=None,
-        metavar="NAME",
-        help="Controller under test: a built-in name or package.module:factory "
-        f"(default: {DEFAULT_CONTROLLER}).",
-    )
-    group.addoption(
-        "--retrychaos-seeds",
-        default=None,
-        metavar="N|S1,S2,...|A-B",
-        help="Seeds 1..N, the listed seeds, or A..B (default: each scenario's own, else 1,2,3).",
-    )
-    group.addoption(
-        "--retrychaos-report",
-        default=None,
-        metavar="DIR",
-        help="Also write the report folder `retrychaos run --report DIR` writes (results.json, "
-        "junit.xml, summary.md, index.html, traces of failing runs) for the scenario tests run.",
-    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -160,6 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
         controller=config.getoption("retrychaos_controller"),
         seeds=_parse_seeds(config.getoption("retrychaos_seeds")),
         report=None if raw_report is None else config.invocation_params.dir / raw_report,
+        case_timeout_s=parse_case_timeout(config.getoption("retrychaos_case_timeout")),
     )
     config.stash[_OPTIONS] = options
     config.stash[_CONTROLLERS] = {}
@@ -235,7 +207,9 @@ def _run(config: pytest.Config, scenario: Scenario, controller: str, seed: int) 
     """Run one case in the session's worker (started at the first case, kept for the next)."""
     from .suite import Case, run_one  # noqa: PLC0415
 
-    return run_one(Case(scenario=scenario, controller=controller, seed=seed), _pool(config))
+    case = Case(scenario=scenario, controller=controller, seed=seed)
+    limit_s = config.stash[_OPTIONS].case_timeout_s
+    return run_one(case, _pool(config), case_timeout_s=limit_s)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -25,7 +25,7 @@ from .escape import escape_message, guarded
 from .executors.local import LocalExecutor
 from .leftovers import kill_leftovers, leftover_note
 from .runner import CaseResult, run_case
-from .workers import Retire, WorkerPool
+from .workers import CASE_TIMEOUT_S, Retire, WorkerPool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -161,16 +161,25 @@ def case_pool() -> WorkerPool:
 
 
 def run_one(
-    case: Case, pool: WorkerPool, *, keep: bool = False, watchdog_s: float = 5.0
+    case: Case,
+    pool: WorkerPool,
+    *,
+    keep: bool = False,
+    watchdog_s: float = 5.0,
+    case_timeout_s: float = CASE_TIMEOUT_S,
 ) -> CaseResult:
     """Run ``case`` in one of ``pool``'s workers, as :func:`execute` runs each of its cases.
 
-    Whatever the controller does, a result comes back: an escape or the
-    death of the worker is the case's failure (``error_kind`` ``controller``).
+    Whatever the controller does, a result comes back: an escape, the
+    death of the worker or a run past ``case_timeout_s`` real seconds is the
+    case's failure (``error_kind`` ``controller``).
     ``keep``: keep a passing case's trace (a failing case's is always kept).
     """
     job = _Job(case=case, watchdog_s=watchdog_s, keep=keep)
-    return cast("CaseResult", pool.run(job, on_death=lambda message: failed(case, message)))
+    result = pool.run(
+        job, on_death=lambda message: failed(case, message), case_timeout_s=case_timeout_s
+    )
+    return cast("CaseResult", result)
 
 
 def redacted(result: CaseResult) -> CaseResult:

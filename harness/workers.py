@@ -56,8 +56,20 @@ if TYPE_CHECKING:
     from multiprocessing.context import DefaultContext, SpawnContext
     from multiprocessing.process import BaseProcess
 
-__all__ = ["Retire", "WorkerPool", "death_message", "run_in_workers", "timeout_message"]
+__all__ = [
+    "CASE_TIMEOUT_RANGE",
+    "CASE_TIMEOUT_S",
+    "Retire",
+    "WorkerPool",
+    "death_message",
+    "run_in_workers",
+    "timeout_message",
+]
 
+CASE_TIMEOUT_S = 300.0
+"""Real seconds a case may run by default: sixty watchdogs, far past any honest case."""
+CASE_TIMEOUT_RANGE = (0.1, 86_400.0)
+"""The real-time limits a case may be given."""
 _STOP_S = 2.0
 """Real seconds a worker asked to stop may take before it is killed."""
 _HELD = frozenset({signal.SIGINT, signal.SIGTERM})
@@ -342,14 +354,24 @@ class WorkerPool:
         *,
         on_phase: Callable[[str], None] | None = None,
         on_death: Callable[[str], Any],
+        case_timeout_s: float | None = None,
     ) -> Any:
-        """``work(job, phase)``'s result, run in a worker; ``on_death(message)`` if it died."""
+        """``work(job, phase)``'s result, run in a worker; ``on_death(message)`` if it died.
+
+        ``case_timeout_s``: real seconds the job may run before its worker is
+        killed and ``on_death`` gets :func:`timeout_message` (None: no limit).
+        """
         worker: _Worker | None = None
         try:
             with _signals_held():
                 worker = self._idle.pop() if self._idle else _Worker(self._work, self._context)
             worker.give(0, job)
             while True:
+                if case_timeout_s is not None and not worker.conn.poll(
+                    max(0.0, worker.given + case_timeout_s - time.monotonic())
+                ):
+                    worker.kill()
+                    return on_death(timeout_message(case_timeout_s))
                 try:
                     kind, _index, payload, retired = worker.conn.recv()
                 except (EOFError, OSError, pickle.UnpicklingError):

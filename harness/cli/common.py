@@ -17,6 +17,7 @@ from ..mcp import INSTALL_HINT, mcp_tools, require_mcp
 from ..scenario import load_paths
 from ..scenario.library import library_path
 from ..scenario.load import MAX_PLANNED_CALLS
+from ..workers import CASE_TIMEOUT_RANGE, CASE_TIMEOUT_S
 from .config import WATCHDOG_FORMS, Config, load_config, watchdog_ok
 from .output import EXIT_USAGE, tell, usage_error
 
@@ -164,10 +165,6 @@ def watchdog_seconds(given: float | None, configured: float | None = None) -> fl
         usage_error(f"--watchdog expects {WATCHDOG_FORMS}, got {value}")
     return value
 
-
-CASE_TIMEOUT_S = 300.0
-"""Real seconds a case may run by default: sixty watchdogs, far past any honest case."""
-CASE_TIMEOUT_RANGE = (0.1, 86_400.0)
 
 CaseTimeout = Annotated[
     float,

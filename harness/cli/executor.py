@@ -35,8 +35,12 @@ def check_executor(executor: str, address: str | None) -> None:
 
 
 @contextlib.contextmanager
-def cluster(executor: str, address: str | None, *, cpus: int) -> Iterator[RayExecutor | None]:
+def cluster(
+    executor: str, address: str | None, *, cpus: int, case_timeout_s: float | None = None
+) -> Iterator[RayExecutor | None]:
     """The Ray cluster to run on (None for ``local``), left when the block ends.
+
+    ``case_timeout_s``: each case's real-time limit on the cluster's workers.
 
     A missing extra or a cluster that cannot be reached exits 2 and says why.
     """
@@ -47,7 +51,7 @@ def cluster(executor: str, address: str | None, *, cpus: int) -> Iterator[RayExe
     from ..executors.ray_cluster import connect_ray  # noqa: PLC0415 (only ray runs need it)
 
     try:
-        joined = connect_ray(address, cpus=cpus)
+        joined = connect_ray(address, cpus=cpus, case_timeout_s=case_timeout_s)
     except ClusterError as exc:
         usage_error(str(exc))
     try:

@@ -142,7 +142,8 @@ def run(
     check_jobs(jobs)
     check_executor(executor, ray_address)
     watchdog_s = watchdog_seconds(watchdog, config.watchdog)
-    local = LocalExecutor(processes=jobs, case_timeout_s=case_timeout_seconds(case_timeout))
+    limit_s = case_timeout_seconds(case_timeout)
+    local = LocalExecutor(processes=jobs, case_timeout_s=limit_s)
     part = _shard(shard)
     if max_planned_calls < 1:
         usage_error(f"--max-planned-calls expects a count >= 1, got {max_planned_calls}")
@@ -165,7 +166,10 @@ def run(
         or Path("reports") / dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     )
     count = None if chosen_seeds is None else len(chosen_seeds)
-    with cluster(executor, ray_address, cpus=jobs) as on, claim_report_dir(run_dir):
+    with (
+        cluster(executor, ray_address, cpus=jobs, case_timeout_s=limit_s) as on,
+        claim_report_dir(run_dir),
+    ):
         collected = _collected(
             record.planned, len(scenarios), len(controllers), count, selection.deselected
         )

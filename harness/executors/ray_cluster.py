@@ -17,10 +17,9 @@ writes the report as they arrive. A few tasks per CPU of the cluster are in
 flight at a time: a sweep of many cases does not sit in the cluster's
 object store all at once.
 
-The per-case real-time limit (``--case-timeout``) is not enforced here: a
-Ray task has no such limit, and a controller that switches the watchdog off
-and blocks holds its Ray worker until the driver ends (the step budget and
-the watchdog still bound every other case). Run such controllers locally.
+The per-case real-time limit (``--case-timeout``) holds here too: the Ray
+worker waits on its own worker process for at most that long, then kills it
+and the processes under it, and the case fails as on the local workers.
 
 Each task carries the driver's ``sys.path``; a Ray worker adds the folders
 that exist on its node, so a controller found by ``package.module:factory``
@@ -64,8 +63,14 @@ _POOLS: dict[Any, WorkerPool] = {}
 """A Ray worker's own worker processes, by the work they do (kept between tasks)."""
 
 
-def _run_task(work: Work, job: Any, paths: Sequence[str]) -> tuple[str, Any]:
-    """In a Ray worker: run ``job`` in a worker process; ``("done", result)``, ``("died", why)``."""
+def _run_task(
+    work: Work, job: Any, paths: Sequence[str], case_timeout_s: float | None = None
+) -> tuple[str, Any]:
+    """In a Ray worker: run ``job`` in a worker process; ``("done", result)``, ``("died", why)``.
+
+    A job past ``case_timeout_s`` real seconds has its worker killed and is
+    ``("died", timeout_message(...))``, as on the local workers.
+    """
     for path in paths:
         if path not in sys.path and Path(path).is_dir():
             sys.path.append(path)
@@ -73,7 +78,7 @@ def _run_task(work: Work, job: Any, paths: Sequence[str]) -> tuple[str, Any]:
     if pool is None:
         pool = _POOLS[work] = WorkerPool(work, context=multiprocessing.get_context("spawn"))
     died: list[str] = []
-    result = pool.run(job, on_death=died.append)
+    result = pool.run(job, on_death=died.append, case_timeout_s=case_timeout_s)
     return ("died", died[0]) if died else ("done", result)
 
 
@@ -88,10 +93,17 @@ def lost_message(tries: int, error: str) -> str:
 class RayExecutor:
     """Cases as Ray tasks on the cluster :func:`connect_ray` joined; :meth:`close` leaves it."""
 
-    def __init__(self, ray: ModuleType, address: str | None) -> None:
-        """Use the ``ray`` module, already connected (``address``: where, or None for local)."""
+    def __init__(
+        self, ray: ModuleType, address: str | None, *, case_timeout_s: float | None = None
+    ) -> None:
+        """Use the ``ray`` module, already connected (``address``: where, or None for local).
+
+        ``case_timeout_s``: real seconds a case may run on its Ray worker
+        before the worker process running it is killed and the case failed.
+        """
         self._ray = ray
         self.address = address
+        self.case_timeout_s = case_timeout_s
 
     @property
     def cpus(self) -> int:
@@ -128,7 +140,7 @@ class RayExecutor:
                     index, job = queue.pop()
                     if on_give is not None:
                         on_give(index)
-                    pending[task.remote(work, job, paths)] = index
+                    pending[task.remote(work, job, paths, self.case_timeout_s)] = index
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
                     index = pending.pop(ref)
@@ -179,7 +191,9 @@ def _reachable(address: str) -> None:
         ) from None
 
 
-def connect_ray(address: str | None, *, cpus: int) -> RayExecutor:
+def connect_ray(
+    address: str | None, *, cpus: int, case_timeout_s: float | None = None
+) -> RayExecutor:
     """Join the cluster at ``address`` (else ``RAY_ADDRESS``), or start a local one of ``cpus``.
 
     Raises:
@@ -202,4 +216,4 @@ def connect_ray(address: str | None, *, cpus: int) -> RayExecutor:
             f"could not join the Ray cluster at {address or 'a local Ray instance'}: {exc}; "
             "expected a running cluster of the same Ray version"
         ) from None
-    return RayExecutor(ray, address)
+    return RayExecutor(ray, address, case_timeout_s=case_timeout_s)

@@ -7,7 +7,9 @@ moment, what the driver does with each kind of answer a task can give.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,7 +18,7 @@ import pytest
 from retrychaos.errors import ClusterError
 from retrychaos.executors import TRIES, connect_ray, ray_cluster
 from retrychaos.executors.ray_cluster import RayExecutor, _run_task, lost_message
-from retrychaos.workers import death_message
+from retrychaos.workers import death_message, timeout_message
 
 
 class RayError(Exception):
@@ -44,7 +46,7 @@ class Task:
         self.options_given = kwargs
         return self
 
-    def remote(self, work: Any, job: str, paths: tuple[str, ...]) -> Ref:
+    def remote(self, work: Any, job: str, paths: tuple[str, ...], _limit: float | None) -> Ref:
         assert sys.path[0] in paths
         if job == "lost":
             return Ref(WorkerCrashedError("gone"))
@@ -171,16 +173,21 @@ def test_auto_joins_without_a_reachability_check_and_a_refusal_is_a_cluster_erro
 def _hard_exit(job: str, _phase: Any) -> str:
     if job == "exit":
         os._exit(7)
+    if job == "block":
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        threading.Event().wait()
     return f"{job} in {os.getpid()}"
 
 
 def test_a_task_runs_its_job_in_a_worker_process_that_may_die_alone(monkeypatch):
-    """In the Ray worker: the job runs in a spawned worker; os._exit there is ("died", words)."""
+    """In the Ray worker: a job runs in a spawned worker; os._exit or the case timeout is "died"."""
     monkeypatch.setattr(ray_cluster, "_POOLS", {})
     kind, text = _run_task(_hard_exit, "a", tuple(sys.path))
     assert kind == "done"
     assert text != f"a in {os.getpid()}"
     assert _run_task(_hard_exit, "exit", ()) == ("died", death_message(7))
     assert _run_task(_hard_exit, "b", ())[0] == "done"  # a new worker took over
+    assert _run_task(_hard_exit, "block", (), 0.5) == ("died", timeout_message(0.5))
+    assert _run_task(_hard_exit, "c", (), 0.5)[0] == "done"  # and after a case timeout
     for pool in ray_cluster._POOLS.values():
         pool.close()

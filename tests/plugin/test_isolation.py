@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from escaping import DEATH_FIX, FIX, HOSTILE
 
+from retrychaos.workers import timeout_message
+
 CHECKS = """
 import os
 
@@ -108,6 +110,58 @@ def test_a_scenario_test_that_escapes_fails_alone(hostile: pytest.Pytester, cont
     for seed in (1, 2):
         result.stdout.fnmatch_lines([failure_line(controller, seed)])
     assert "Traceback" not in result.stdout.str()
+
+
+BLOCKS = """
+import signal
+import threading
+
+
+class Blocks:
+    async def call(self, tool, args, ctx):
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        threading.Event().wait()
+
+
+def blocks(env):
+    return Blocks()
+"""
+
+
+def test_a_scenario_test_that_switches_the_watchdog_off_and_blocks_fails_on_the_case_timeout(
+    project: pytest.Pytester,
+):
+    """SIGALRM ignored and a real block: each scenario test fails at its case timeout, alone."""
+    project.makepyfile(blocking=BLOCKS)
+    result = project.runpytest(
+        "--retrychaos-scenarios",
+        "scenarios/burst-503-clears.yaml",
+        "--retrychaos-controller",
+        "blocking:blocks",
+        "--retrychaos-seeds",
+        "2",
+        "--retrychaos-case-timeout",
+        "0.5",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1, failed=2)
+    for seed in (1, 2):
+        line = f"run of scenario burst-503-clears (seed {seed}) failed (controller): "
+        result.stdout.fnmatch_lines([line + timeout_message(0.5)])
+
+
+@pytest.mark.parametrize("given", ["nan", "0", "1e9", "soon"])
+def test_the_case_timeout_accepts_only_finite_seconds_in_range(project: pytest.Pytester, given):
+    """--retrychaos-case-timeout outside 0.1-86400 s is a usage error naming the range."""
+    result = project.runpytest(
+        "--retrychaos-scenarios", "scenarios", "--retrychaos-case-timeout", given
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"ERROR: --retrychaos-case-timeout: expected real seconds from 0.1 to 86400, got {given}"]
+    )
 
 
 WORLD = """
