@@ -188,6 +188,8 @@ def test_a_task_runs_its_job_in_a_worker_process_that_may_die_alone(monkeypatch)
     assert _run_task(_hard_exit, "exit", ()) == ("died", death_message(7))
     assert _run_task(_hard_exit, "b", ())[0] == "done"  # a new worker took over
     assert _run_task(_hard_exit, "block", (), 0.5) == ("died", timeout_message(0.5))
-    assert _run_task(_hard_exit, "c", (), 0.5)[0] == "done"  # and after a case timeout
+    # A new worker takes over after a case timeout. Its limit is generous: a worker
+    # spawned on a loaded machine may take longer than half a second to start.
+    assert _run_task(_hard_exit, "c", (), 60.0)[0] == "done"
     for pool in ray_cluster._POOLS.values():
         pool.close()
