@@ -126,18 +126,8 @@ def test_broken_variant_is_caught(entry: Planted):
             f"{entry.controller.__name__} on {entry.scenario} seed {seed}: "
             f"expected {entry.invariant}, got {sorted(violated(bad))}"
         )
-        good = _correct_run(entry.scenario, seed)
+        good = run_case(scenario, ref(RuleFollower), seed, keep_events=False)
         assert good.passed, describe([good])
-
-
-@cache
-def _correct_run(scenario: str, seed: int) -> CaseResult:
-    """The correct controller's case on ``scenario`` and ``seed``, run once per process.
-
-    Several broken variants share a scenario; the correct run they are
-    compared with is the same case each time (runs are deterministic).
-    """
-    return run_case(library()[scenario], ref(RuleFollower), seed, keep_events=False)
 
 
 # (c) and (d): the reference passes, naive fails loudly --------------------------------
