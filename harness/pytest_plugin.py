@@ -209,7 +209,9 @@ def _run(config: pytest.Config, scenario: Scenario, controller: str, seed: int) 
 
     case = Case(scenario=scenario, controller=controller, seed=seed)
     limit_s = config.stash[_OPTIONS].case_timeout_s
-    return run_one(case, _pool(config), case_timeout_s=limit_s)
+    return run_one(
+        case, _pool(config), case_timeout_s=limit_s, timeout_flag="--retrychaos-case-timeout"
+    )
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -167,17 +167,22 @@ def run_one(
     keep: bool = False,
     watchdog_s: float = 5.0,
     case_timeout_s: float = CASE_TIMEOUT_S,
+    timeout_flag: str = "--case-timeout",
 ) -> CaseResult:
     """Run ``case`` in one of ``pool``'s workers, as :func:`execute` runs each of its cases.
 
     Whatever the controller does, a result comes back: an escape, the
     death of the worker or a run past ``case_timeout_s`` real seconds is the
-    case's failure (``error_kind`` ``controller``).
+    case's failure (``error_kind`` ``controller``; its message names
+    ``timeout_flag``, the option that sets the limit where the case ran).
     ``keep``: keep a passing case's trace (a failing case's is always kept).
     """
     job = _Job(case=case, watchdog_s=watchdog_s, keep=keep)
     result = pool.run(
-        job, on_death=lambda message: failed(case, message), case_timeout_s=case_timeout_s
+        job,
+        on_death=lambda message: failed(case, message),
+        case_timeout_s=case_timeout_s,
+        timeout_flag=timeout_flag,
     )
     return cast("CaseResult", result)
 

@@ -129,14 +129,14 @@ def death_message(exitcode: int | None) -> str:
     )
 
 
-def timeout_message(limit_s: float) -> str:
-    """Say that a case ran past its real-time limit and was killed."""
+def timeout_message(limit_s: float, *, flag: str = "--case-timeout") -> str:
+    """Say that a case ran past its real-time limit and was killed; ``flag`` sets the limit."""
     return (
         f"the case ran for more than {limit_s:g} s of real time, the case's limit, and its "
         "worker and the processes under it were killed: the controller blocked where the "
         "watchdog could not stop it (it ignored SIGALRM, stopped the timer, or blocked in C "
         "code); expected it to return or raise; a case that needs longer may have more "
-        "with --case-timeout SECONDS"
+        f"with {flag} SECONDS"
     )
 
 
@@ -355,11 +355,13 @@ class WorkerPool:
         on_phase: Callable[[str], None] | None = None,
         on_death: Callable[[str], Any],
         case_timeout_s: float | None = None,
+        timeout_flag: str = "--case-timeout",
     ) -> Any:
         """``work(job, phase)``'s result, run in a worker; ``on_death(message)`` if it died.
 
-        ``case_timeout_s``: real seconds the job may run before its worker is
-        killed and ``on_death`` gets :func:`timeout_message` (None: no limit).
+        ``case_timeout_s``: real seconds the job may run (None: no limit) before
+        its worker is killed and ``on_death`` gets :func:`timeout_message`,
+        which names ``timeout_flag``.
         """
         worker: _Worker | None = None
         try:
@@ -371,7 +373,7 @@ class WorkerPool:
                     max(0.0, worker.given + case_timeout_s - time.monotonic())
                 ):
                     worker.kill()
-                    return on_death(timeout_message(case_timeout_s))
+                    return on_death(timeout_message(case_timeout_s, flag=timeout_flag))
                 try:
                     kind, _index, payload, retired = worker.conn.recv()
                 except (EOFError, OSError, pickle.UnpicklingError):

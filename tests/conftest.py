@@ -78,3 +78,29 @@ def library_run(tmp_path_factory: pytest.TempPathFactory):
         return scenarios, seeds, matrix.matrix_results(scenarios, seeds)
 
     return shared_once(tmp_path_factory, "shipped-library-run", run)
+
+
+@pytest.fixture(scope="session")
+def planted_key_dropped_search(tmp_path_factory: pytest.TempPathFactory):
+    """The fuzz search that catches ``planted:key_dropped``: once a session.
+
+    Safety worlds, seed 3, 100 examples. The fuzz tests' planted-bug test and
+    the randomized pass's counterexample test judge this same search (a
+    seeded search is reproducible), so they share one run of it: the search
+    and its shrinking cost seconds of CPU each time.
+    """
+    from retrychaos import fuzz  # noqa: PLC0415 (only these tests need it)
+    from retrychaos.controllers.registry import resolve  # noqa: PLC0415
+    from retrychaos.testing import SAFETY_INVARIANTS, scenarios  # noqa: PLC0415
+
+    def run() -> Any:
+        # A generous real-time limit: a loaded machine must not cut a run short.
+        return fuzz.search(
+            resolve("planted:key_dropped"),
+            examples=100,
+            seed=3,
+            strategy=scenarios(invariants=SAFETY_INVARIANTS),
+            watchdog_s=60.0,
+        )
+
+    return shared_once(tmp_path_factory, "planted-key-dropped-search", run)

@@ -5,7 +5,9 @@ matrix, health metrics) and says what each figure means
 (:mod:`retrychaos.report.glossary`). Then each failing run, up to
 :data:`MAX_TIMELINES`, gets what was violated and what was expected, a
 timeline, for fleets the attempt-rate chart, its replay command and its
-scenario; further failing runs are listed with their first violation.
+scenario; further failing runs are listed with their first violation. Last,
+the harness's notes on cases (processes a controller left running, killed),
+passing cases' too.
 """
 
 from __future__ import annotations
@@ -116,6 +118,7 @@ def render_html(document: dict[str, Any], run_dir: Path, ids: list[str]) -> str:
             notes=notes_for([m.key for m in metrics]),
             views=views,
             rest=rest,
+            noted=[r for r in runs if r.get("notes")],
             first_anchor=first_anchor,
             categories=CATEGORIES,
             breaker_fill=BREAKER_FILL,

@@ -5,8 +5,10 @@ command to try), the controllers' health metrics side by side with what each
 figure means (:mod:`retrychaos.report.glossary`), a scenario x invariant
 table per controller (``·`` held, ``○`` not exercised in any run, ``✗N``
 violated in N runs, a dash: not checked; invariants checked nowhere are left
-out; vacuous runs counted beside the runs passed) and the top violations,
-vacuous runs among them, each with the command that replays it.
+out; vacuous runs counted beside the runs passed), the top violations,
+vacuous runs among them, each with the command that replays it, and the
+harness's notes on cases (processes a controller left running, killed),
+passing cases' too, which results.json alone would otherwise carry.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ def render_summary(document: dict[str, Any], invariant_ids: Sequence[str]) -> st
     lines += _metrics(runs, controllers)
     lines += _tables(document, invariant_ids, controllers)
     lines += _top(runs)
+    lines += _notes(runs)
     return "\n".join(lines)
 
 
@@ -165,4 +168,26 @@ def _top(runs: Sequence[dict[str, Any]]) -> list[str]:
         lines.append(f"   replay: `{first.get('replay', '')}`")
     if len(ranked) > TOP:
         lines.append(f"\n… and {len(ranked) - TOP} more groups (see results.json or index.html)")
+    return [*lines, ""]
+
+
+def _notes(runs: Sequence[dict[str, Any]]) -> list[str]:
+    """The harness's notes, one line each, for the first :data:`TOP` runs that have some."""
+    noted = [r for r in runs if r.get("notes")]
+    if not noted:
+        return []
+    lines = [
+        "## Harness notes",
+        "",
+        "What the harness did after a case that its verdict does not show:",
+        "",
+    ]
+    for run in noted[:TOP]:
+        lines += [
+            f"- **{run['controller']} · {run['scenario']} · seed {run['seed']}**: {note}"
+            for note in run["notes"]
+        ]
+    if len(noted) > TOP:
+        more = len(noted) - TOP
+        lines.append(f"\n… and {more} more run{'s' * (more != 1)} with notes (see results.json)")
     return [*lines, ""]

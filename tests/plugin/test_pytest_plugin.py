@@ -103,7 +103,7 @@ def test_a_violation_fails_with_readable_lines(project):
 
 def test_junitxml_k_and_x_work_as_for_any_test(project):
     """-k selects scenario tests, -x stops at the first failure, JUnit records the violation."""
-    result = project.runpytest_subprocess(
+    result = project.runpytest(
         *scenario_args("mycontroller:careless", "3"),
         "-k",
         "ambiguous",

@@ -17,7 +17,7 @@ from retrychaos.cli import app
 from retrychaos.controllers.registry import resolve
 from retrychaos.runner import run_case
 from retrychaos.scenario import load_scenario
-from retrychaos.testing import SAFETY_INVARIANTS, scenarios
+from retrychaos.testing import scenarios
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -53,10 +53,12 @@ def test_fuzz_catches_naive_and_shrinks_to_one_tool():
     assert outcome.scenario.workload.agents == 1
 
 
-def test_fuzz_catches_a_planted_bug_with_a_small_counterexample():
+def test_fuzz_catches_a_planted_bug_with_a_small_counterexample(planted_key_dropped_search):
     """A reference controller that drops the key is caught; the case is one side-effect tool."""
-    safety_only = scenarios(invariants=SAFETY_INVARIANTS)
-    outcome = fuzz.search(resolve(PLANTED), examples=100, seed=3, strategy=safety_only)
+    # The session's one search of safety worlds, seed 3, 100 examples (tests/conftest.py).
+    outcome = planted_key_dropped_search
+    assert outcome.controller.name == PLANTED
+    assert (outcome.seed, outcome.budget) == (3, 100)
     assert outcome.found
     scenario = outcome.scenario
     (tool,) = scenario.world.tools

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
     from retrychaos.controllers.registry import ControllerRef
+    from retrychaos.fuzz import FuzzOutcome
     from retrychaos.world.spec import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +70,15 @@ def randomized_pass(
     outcome = fuzz.search(
         controller, examples=examples, seed=seed, strategy=strategy, watchdog_s=WATCHDOG_S
     )
+    return pass_message(outcome, prop=prop, folder=folder)
+
+
+def pass_message(outcome: FuzzOutcome, *, prop: str, folder: Path) -> str | None:
+    """What the pass says of ``outcome``: None when every run held, else the failure message.
+
+    A counterexample is saved under ``folder``, and the message says where.
+    """
+    controller, seed, examples = outcome.controller, outcome.seed, outcome.budget
     if not outcome.found or outcome.result is None:
         return None
     where = folder / f"{prop}-seed{seed}"
@@ -114,16 +124,13 @@ def test_reference_holds_on_fresh_examples(prop: str) -> None:
         pytest.fail(message, pytrace=False)
 
 
-def test_a_counterexample_is_saved_as_a_scenario_the_message_names(tmp_path: Path) -> None:
+def test_a_counterexample_is_saved_as_a_scenario_the_message_names(
+    tmp_path: Path, planted_key_dropped_search: FuzzOutcome
+) -> None:
     """A planted bug found by the pass leaves a replayable scenario in the folder it names."""
-    message = randomized_pass(
-        resolve("planted:key_dropped"),
-        prop="safety",
-        strategy=PROPERTIES["safety"],
-        seed=3,
-        folder=tmp_path,
-        examples=100,
-    )
+    # The pass's search of planted:key_dropped over safety worlds, seed 3, 100
+    # examples: the session's one run of it (tests/conftest.py).
+    message = pass_message(planted_key_dropped_search, prop="safety", folder=tmp_path)
     assert message is not None
     where = tmp_path / "safety-seed3"
     scenario = where / "fuzz-planted-key-dropped-seed3.yaml"

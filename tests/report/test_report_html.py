@@ -223,3 +223,26 @@ def test_inline_markup_escapes_everything_else() -> None:
     assert str(inline("a `<b>` **c** & d")) == (
         "a <code>&lt;b&gt;</code> <strong>c</strong> &amp; d"
     )
+
+
+LEFTOVER = (
+    "the controller left 1 process(es) running after the case, killed by the harness: "
+    "sleep 600; a controller must wait for the processes it starts"
+)
+
+
+def test_the_harness_notes_on_cases_are_listed_passing_runs_too(tiny: RunDir) -> None:
+    """A table row per note, naming the run, filterable like the runs; no notes, no section."""
+    assert 'id="notes"' not in tiny.text("index.html")
+    document = tiny.document
+    reference = next(r for r in document["runs"] if r["controller"] == "reference")
+    reference["notes"] = [LEFTOVER]
+    page = parse(render_html(document, tiny.path, document["invariant_ids"]))
+    section = next(s for s in page.find_all("section") if s.attrs.get("id") == "notes")
+    assert [h.text for h in section.find_all("h2")] == ["Harness notes"]
+    rows = section.find_all("tr", "filterable")
+    assert [[d.text for d in row.find_all("td")] for row in rows] == [
+        ["reference", "tiny-report", "1", LEFTOVER]
+    ]
+    assert rows[0].attrs["data-failing"] == "false"
+    assert rows[0].attrs["data-text"] == f"reference tiny-report seed 1 {LEFTOVER}".lower()

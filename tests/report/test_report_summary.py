@@ -146,3 +146,38 @@ def test_a_failing_run_does_not_suggest_naive(tiny: RunDir) -> None:
     failing = _passing("reference")
     failing["runs"][0]["passed"] = False  # type: ignore[index]
     assert NAIVE not in render_summary(failing, ["succeeds_when_possible"])
+
+
+LEFTOVER = (
+    "the controller left 2 process(es) running after the case, killed by the harness: "
+    "sleep 600, sleep 601; a controller must wait for the processes it starts"
+)
+
+
+def test_the_harness_notes_on_cases_are_listed_passing_runs_too() -> None:
+    """Each note of a run (a passing one too) is a line naming the run; no notes, no section."""
+    document = _passing("reference")
+    document["runs"][0]["notes"] = [LEFTOVER]  # type: ignore[index]
+    lines = render_summary(document, ["succeeds_when_possible"]).splitlines()
+    at = lines.index("## Harness notes")
+    assert lines[at:] == [
+        "## Harness notes",
+        "",
+        "What the harness did after a case that its verdict does not show:",
+        "",
+        f"- **reference · s · seed 1**: {LEFTOVER}",
+    ]
+    assert "## Harness notes" not in render_summary(_passing("reference"), [])
+
+
+def test_harness_notes_list_the_first_ten_runs_and_count_the_rest() -> None:
+    """Past ten runs with notes, the rest are counted and results.json named."""
+    document = _passing("reference")
+    run = {**document["runs"][0], "notes": [LEFTOVER]}  # type: ignore[index]
+    document["runs"] = [{**run, "seed": seed} for seed in range(1, 13)]
+    lines = render_summary(document, ["succeeds_when_possible"]).splitlines()
+    noted = [line for line in lines if line.startswith("- **reference · s · seed ")]
+    assert [line.split(":")[0] for line in noted] == [
+        f"- **reference · s · seed {seed}**" for seed in range(1, 11)
+    ]
+    assert lines[-2:] == ["", "… and 2 more runs with notes (see results.json)"]

@@ -55,16 +55,17 @@ def library() -> dict[str, Scenario]:
     return {scenario.name: scenario for scenario in scenarios}
 
 
-@pytest.mark.parametrize("controller", [Stops, ReturnsNone], ids=lambda c: c.__name__)
-def test_a_do_nothing_controller_fails_every_shipped_scenario(controller: type) -> None:
-    """On seeds 1-3 every shipped scenario fails it as vacuous, with the message that says why."""
+def _fails_every_scenario(controller: type, seeds: range) -> None:
+    """Each shipped scenario on ``seeds`` fails ``controller`` as vacuous, saying why."""
     ref = ControllerRef(
         name=controller.__name__, path=f"test:{controller.__name__}", factory=controller
     )
     passed = []
     for name, scenario in sorted(library().items()):
-        for seed in SEEDS:
-            result = run_case(scenario, ref, seed, keep_events=False)
+        for seed in seeds:
+            # A generous real-time limit: a loaded machine must not turn a run into
+            # "the code held the loop" (no test depends on the machine's speed).
+            result = run_case(scenario, ref, seed, keep_events=False, watchdog_s=60.0)
             assert result.error is None, result.error
             if result.passed:
                 passed.append(f"{name} seed {seed}")
@@ -77,3 +78,18 @@ def test_a_do_nothing_controller_fails_every_shipped_scenario(controller: type) 
                 "violated" if controller is ReturnsNone else "held"
             )
     assert not passed, f"{controller.__name__} passed: {passed}"
+
+
+@pytest.mark.parametrize("controller", [Stops, ReturnsNone], ids=lambda c: c.__name__)
+def test_a_do_nothing_controller_fails_every_shipped_scenario_on_seed_1(controller: type) -> None:
+    """On seed 1 every shipped scenario fails it as vacuous, with the message that says why."""
+    # The main step runs every scenario once (every code path the seeds reach
+    # is measured); the three seeds cost three times that under coverage.
+    _fails_every_scenario(controller, SEEDS[:1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("controller", [Stops, ReturnsNone], ids=lambda c: c.__name__)
+def test_a_do_nothing_controller_fails_every_shipped_scenario(controller: type) -> None:
+    """On seeds 1-3 every shipped scenario fails it as vacuous, with the message that says why."""
+    _fails_every_scenario(controller, SEEDS)
