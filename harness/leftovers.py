@@ -96,7 +96,9 @@ def kill_leftovers() -> list[str]:
 
     Processes that have already ended (zombies) are reaped and not named.
     """
-    named: list[str] = []
+    # A process killed in one round may still be exiting in the next (not yet a
+    # zombie, its command line already gone): it keeps the name it had when found.
+    named: dict[int, str] = {}
     for _ in range(_ROUNDS):
         live = []
         for pid in _descendants(os.getpid()):
@@ -107,12 +109,13 @@ def kill_leftovers() -> list[str]:
         if not live:
             break
         for pid in live:
-            named.append(f"{pid} ({_command(pid)})")
+            if pid not in named:
+                named[pid] = f"{pid} ({_command(pid) or '?'})"
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         for pid in live:
             _reap(pid)
-    return list(dict.fromkeys(named))
+    return list(named.values())
 
 
 def kill_tree(pid: int) -> None:
