@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["Metrics", "MetricsTotals", "compute_metrics", "percentile"]
 
 _REACHED = attrgetter("reached")
+_OP = attrgetter("op")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,16 +159,17 @@ class MetricsTotals:
     def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
         """Add the events of one part of the trace (``shared``: count agent-less ones)."""
         index = index_of(events)
-        ops: set[str] = {op for op in index.ops if op is not None}
 
         def own(kind: str) -> list[TraceEvent]:
             found = index.of_kind(kind)
             return found if shared else [event for event in found if event.agent is not None]
 
-        ops.update(event.op for event in own("call_start") if event.op is not None)
-        commits: Counter[str | None] = Counter(event.op for event in own("commit"))
+        ops: set[str | None] = set(index.ops)
+        ops.update(map(_OP, own("call_start")))
+        ops.discard(None)
+        commits: Counter[str | None] = Counter(map(_OP, own("commit")))
         decided = own("decision")
-        self.decisions.update(str(event.data.get("decision")) for event in decided)
+        self._decisions(decided)
         counted = (
             index.attempts if shared else [a for a in index.attempts if a.request.agent is not None]
         )
@@ -180,10 +182,11 @@ class MetricsTotals:
         first_ok = 0
         for op, attempts in index.ops.items():
             first = attempts[0]
-            if op is None or not (shared or first.request.agent is not None):
-                continue
-            response = first.response
-            if response is not None and response.data.get("outcome") in OK_OUTCOMES:
+            if (
+                first.outcome in OK_OUTCOMES
+                and op is not None
+                and (shared or first.request.agent is not None)
+            ):
                 first_ok += 1
         self.first_ok += first_ok
         deadlines = self._tasks(index.tasks.values(), shared=shared)
@@ -193,6 +196,19 @@ class MetricsTotals:
         audits = [event for event in index.audits if shared or event.agent is not None]
         self.audits += len(audits)
         self.breaker_opens += _breaker_opens(audits) or 0
+
+    def _decisions(self, decided: list[TraceEvent]) -> None:
+        """Count decisions by kind (as text): each distinct value is made text once."""
+        try:
+            raw: Counter[Any] = Counter(event.data.get("decision") for event in decided)
+        except TypeError:  # a value that cannot be a key
+            raw = Counter({0: 0})
+        if not all(type(value) is str or value is None for value in raw):
+            # Equal keys of other types (1, 1.0, True) would be counted together: one by one.
+            self.decisions.update(str(event.data.get("decision")) for event in decided)
+            return
+        for value, count in raw.items():
+            self.decisions[str(value)] += count
 
     def _tasks(self, tasks: Iterable[TaskInfo], *, shared: bool) -> dict[str, float]:
         """Count the started tasks, their successes and latencies; return their deadlines.
@@ -211,13 +227,15 @@ class MetricsTotals:
             started += 1
             end = info.end
             if end is not None:
-                if end.data.get("ok"):
+                if info.ok:
                     succeeded += 1
                 latencies.append(end.at - start.at)
             deadline = info.deadline
             if deadline is not None:
                 deadlines[info.task] = deadline
-                overrun = max(overrun, info.last_act - deadline)
+                late = info.last_act - deadline
+                if late > overrun:  # noqa: PLR1730 (no call: once per task)
+                    overrun = late
         self.started += started
         self.succeeded += succeeded
         if shared:

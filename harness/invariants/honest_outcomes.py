@@ -78,12 +78,25 @@ class HonestOutcomes:
         index = index_of(events)
         successes = _Successes(index)
         violations: list[Violation] = []
+        calls, first_ok = index.calls, successes.ops
         for event in index.of_kind("decision"):
-            if event.call is None:
+            call = event.call
+            if call is None:
                 continue
-            info = index.calls.get(event.call)
+            info = calls.get(call)
             if info is None or info.decision is not event:
                 continue
+            # The usual cases, decided here as _problem decides them: a success its op's
+            # earlier success explains, a failure carrying a known decision.
+            data = event.data
+            if data.get("ok"):
+                first = first_ok.get(event.op)
+                if first is not None and first < event.seq:
+                    continue
+            else:
+                name = data.get("decision")
+                if name != "ok" and (name in DECISIONS or name in _HARNESS_DECISIONS):
+                    continue
             problem = _problem(event, info.start, successes)
             if problem is not None:
                 violations.append(_violation(event, info.attempts, *problem))
@@ -102,10 +115,7 @@ class _Successes:
 
     def __init__(self, index: TraceIndex) -> None:
         self.index = index
-        self.ops: dict[str | None, int] = {}
-        for response in index.of_kind("response"):
-            if response.data.get("outcome") in OK_OUTCOMES and response.op not in self.ops:
-                self.ops[response.op] = response.seq
+        self.ops: dict[str | None, int] = index.first_ok
         self.reads: dict[tuple[int | None, str | None, Any], int] | None = None
 
     def op_before(self, op: str | None, seq: int) -> bool:
@@ -120,7 +130,7 @@ class _Successes:
             reads = self.reads = {}
             for attempt in self.index.attempts:
                 response = attempt.response
-                if response is not None and response.data.get("outcome") in OK_OUTCOMES:
+                if response is not None and attempt.outcome in OK_OUTCOMES:
                     where = (response.agent, response.tool, attempt.args)
                     if where not in reads or response.seq < reads[where]:
                         reads[where] = response.seq

@@ -40,8 +40,6 @@ __all__ = [
 OK_OUTCOMES = frozenset({"ok", "replayed"})
 """Outcomes of a successful attempt."""
 
-_ANSWERS = "index.answers"
-
 
 class Attempt:
     """One request of the trace and, once it ended, the response that ended it.
@@ -51,7 +49,7 @@ class Attempt:
     look each one up in the request's data several times per attempt.
     """
 
-    __slots__ = ("args", "layer", "ordinal", "reached", "request", "response")
+    __slots__ = ("args", "layer", "ordinal", "outcome", "reached", "request", "response")
 
     def __init__(self, request: TraceEvent, ordinal: int) -> None:
         """Pair nothing yet: ``request`` is the ``ordinal``-th request of its op."""
@@ -59,6 +57,8 @@ class Attempt:
         self.ordinal = ordinal
         """Position among every request of the op (all layers, all re-plans), from 1."""
         self.response: TraceEvent | None = None
+        self.outcome: Any = None
+        """The response's ``outcome`` (None without a response), read once when paired."""
         data = request.data
         self.reached: bool = bool(data.get("reached", True))
         """Whether the server saw the request."""
@@ -113,14 +113,11 @@ class TaskInfo:
     last_act: float = -math.inf
     """The latest time a request of the task started or a decision of it came (``-inf``
     without either): what the deadline rule and the deadline overrun compare."""
-
-    @property
-    def deadline(self) -> float | None:
-        """The task's absolute deadline, if its start was recorded."""
-        if self.start is None:
-            return None
-        value = self.start.data.get("deadline")
-        return None if value is None else float(value)
+    deadline: float | None = None
+    """The task's absolute deadline, if its start was recorded with one (read from the
+    start once, when the index is built)."""
+    ok: bool = False
+    """Whether its end was recorded and says ``ok`` (read once, when the index is built)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -137,6 +134,9 @@ class TraceIndex:
     memo: dict[Any, Any] = field(default_factory=dict)
     """What a checker derived from this trace, for another pass over it to reuse (by a key
     that names the checker and what it was derived for)."""
+    first_ok: dict[str | None, int] = field(default_factory=dict)
+    """The ``seq`` of each op's first response with an outcome in :data:`OK_OUTCOMES`."""
+    _answers: list[TraceEvent] = field(default_factory=list)
     _by_request: dict[int, Attempt] | None = None
     _by_response: dict[int, Attempt] | None = None
 
@@ -173,16 +173,7 @@ class TraceIndex:
         A rule that asks whether *some* response was of a kind, by those three
         fields alone, asks it of these few instead of every response.
         """
-        found = self.memo.get(_ANSWERS)
-        if found is None:
-            seen: dict[tuple[Any, Any, Any], TraceEvent] = {}
-            for response in self.of_kind("response"):
-                data = response.data
-                seen.setdefault(
-                    (data.get("outcome"), data.get("status"), data.get("code")), response
-                )
-            found = self.memo[_ANSWERS] = list(seen.values())
-        return found
+        return self._answers
 
     def task(self, name: str) -> TaskInfo:
         """Return the task called ``name``, creating an empty record on first use."""
@@ -223,22 +214,40 @@ def _pick(waiting: list[Attempt], response: TraceEvent) -> Attempt:
     return waiting[0]
 
 
-def _answer(pending: list[Attempt], response: TraceEvent) -> None:
-    """Pair ``response`` with the waiting request it answers (see the module docstring)."""
-    if len(pending) == 1:  # every rule of _pick chooses the only one
-        attempt = pending.pop()
-    else:
-        attempt = _pick(pending, response)
-        pending.remove(attempt)
-    attempt.response = response
-
-
 _COMMON = ("response", "call_start", "decision", "task_start", "task_end")
 """The kinds but ``request`` every fleet trace is made of, gathered without a lookup."""
 
+_new = object.__new__
+
+
+def _new_task(task: str) -> TaskInfo:
+    """A :class:`TaskInfo` with nothing recorded yet, its slots set directly (the hot loop)."""
+    info: TaskInfo = _new(TaskInfo)
+    info.task = task
+    info.start = info.end = None
+    info.attempts = []
+    info.last_act = -math.inf
+    info.deadline = None
+    info.ok = False
+    return info
+
+
+def _new_call(call: str) -> CallInfo:
+    """A :class:`CallInfo` with nothing recorded yet, its slots set directly (the hot loop)."""
+    info: CallInfo = _new(CallInfo)
+    info.call = call
+    info.start = info.decision = None
+    info.attempts = []
+    return info
+
 
 def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, PLR0915 (one pass, inlined)
-    """Index ``events`` in one pass (every kind a fleet's trace is made of handled inline)."""
+    """Index ``events`` in one pass (every kind a fleet's trace is made of handled inline).
+
+    What several rules read of each response (its outcome, the distinct answers, each
+    op's first success) and of each task (its deadline, whether it ended ok) is read
+    here, once, while the event is at hand.
+    """
     index = TraceIndex(events=events)
     attempts, ops, calls, tasks, kinds = (
         index.attempts,
@@ -247,10 +256,14 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
         index.tasks,
         index.kinds,
     )
+    first_ok = index.first_ok
+    seen: dict[tuple[Any, Any, Any], TraceEvent] = {}
     common: tuple[list[TraceEvent], ...] = tuple([] for _ in _COMMON)
     responses, call_starts, decisions, task_starts, task_ends = common
     waiting: _Waiting = {}
     late: dict[str, float] = {}  # each task's latest decision (its task may come later)
+    ok_outcomes = OK_OUTCOMES
+    new, new_task, new_call = _new, _new_task, _new_call
     for event in events:
         kind = event.kind
         if kind == "request":
@@ -258,7 +271,15 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             history = ops.get(op)
             if history is None:
                 history = ops[op] = []
-            attempt = Attempt(event, len(history) + 1)
+            # Attempt(event, ordinal), its slots set here: no __init__ frame per request.
+            attempt = new(Attempt)
+            attempt.request = event
+            attempt.ordinal = len(history) + 1
+            attempt.response = attempt.outcome = None
+            data = event.data
+            attempt.reached = bool(data.get("reached", True))
+            attempt.args = data.get("args")
+            attempt.layer = data.get("layer")
             history.append(attempt)
             attempts.append(attempt)
             pending = waiting.get(op)
@@ -270,7 +291,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             if task is not None:
                 task_info = tasks.get(task)
                 if task_info is None:
-                    task_info = tasks[task] = TaskInfo(task=task)
+                    task_info = tasks[task] = new_task(task)
                 task_info.attempts.append(attempt)
                 if event.at > task_info.last_act:  # noqa: PLR1730 (no call: the hot loop)
                     task_info.last_act = event.at
@@ -278,16 +299,27 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             if call is not None:
                 call_info = calls.get(call)
                 if call_info is None:
-                    call_info = calls[call] = CallInfo(call=call)
+                    call_info = calls[call] = new_call(call)
                 call_info.attempts.append(attempt)
         elif kind == "response":
             responses.append(event)
-            pending = waiting.get(event.op)
+            data = event.data
+            outcome = data.get("outcome")
+            answer = (outcome, data.get("status"), data.get("code"))
+            if answer not in seen:
+                seen[answer] = event
+            op = event.op
+            if outcome in ok_outcomes and op not in first_ok:
+                first_ok[op] = event.seq
+            pending = waiting.get(op)
             if pending:
                 if len(pending) == 1:  # every rule of _pick chooses the only one
-                    pending.pop().response = event
+                    attempt = pending.pop()
                 else:
-                    _answer(pending, event)
+                    attempt = _pick(pending, event)
+                    pending.remove(attempt)
+                attempt.response = event
+                attempt.outcome = outcome
         elif kind == "call_start" or kind == "decision":  # noqa: PLR1714 (interned: faster)
             call = event.call
             if kind == "call_start":
@@ -301,7 +333,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                 continue
             call_info = calls.get(call)
             if call_info is None:
-                call_info = calls[call] = CallInfo(call=call)
+                call_info = calls[call] = new_call(call)
             if kind == "call_start":
                 call_info.start = event
             elif call_info.decision is None:
@@ -316,11 +348,14 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                 continue
             task_info = tasks.get(task)
             if task_info is None:
-                task_info = tasks[task] = TaskInfo(task=task)
+                task_info = tasks[task] = new_task(task)
             if kind == "task_start":
                 task_info.start = event
+                deadline = event.data.get("deadline")
+                task_info.deadline = None if deadline is None else float(deadline)
             else:
                 task_info.end = event
+                task_info.ok = bool(event.data.get("ok"))
         else:
             bucket = kinds.get(kind)
             if bucket is None:
@@ -333,6 +368,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
         task_info = tasks.get(task)
         if task_info is not None and at > task_info.last_act:
             task_info.last_act = at
+    index._answers = list(seen.values())  # noqa: SLF001 (its own index)
     return index
 
 

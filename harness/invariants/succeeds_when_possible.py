@@ -341,8 +341,7 @@ def _tasks_ok(tasks: Iterable[TaskInfo], *, shared: bool) -> tuple[int, int]:
         if start is None or (start.agent is None and not shared):
             continue
         started += 1
-        end = info.end
-        if end is not None and end.data.get("ok"):
+        if info.ok:
             ok += 1
     return started, ok
 

@@ -86,3 +86,27 @@ def test_unmatched_responses_fall_back_to_the_oldest_waiting_request(trace):
     index = build(trace.events)
     assert index.by_request[first.seq].end == 0.2
     assert [a.end for a in index.ops["t1-c0"]] == [0.2, 0.3]
+
+
+def test_facts_read_once_agree_with_their_events(trace):
+    """An attempt's outcome, the answers, an op's first success, a task's end: as recorded."""
+    trace.task("t1", deadline=5.0)
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    failed = trace.request(0.0)
+    trace.response(0.05, failed, outcome="status", status=503)
+    again = trace.request(0.5)
+    trace.response(0.55, again, outcome="status", status=503)
+    last = trace.request(1.0)
+    success = trace.response(1.05, last, outcome="ok")
+    trace.decision("ok", at=1.05)
+    trace.task_end(ok=False, at=1.05)
+    trace.task("t2", deadline=9.0, at=2.0)
+    trace.task_end(ok=True, at=2.5)
+    index = build(trace.events)
+    assert [a.outcome for a in index.ops["t1-c0"]] == ["status", "status", "ok"]
+    assert [(r.data["outcome"], r.data["status"]) for r in index.answers()] == [
+        ("status", 503),
+        ("ok", 200),
+    ]
+    assert index.first_ok == {"t1-c0": success.seq}
+    assert [(t.deadline, t.ok) for t in index.tasks.values()] == [(5.0, False), (9.0, True)]
