@@ -47,7 +47,7 @@ import httpx
 
 from . import responses
 from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT, to_response
-from .clock import NS_PER_S
+from .clock import NS_PER_S, ROUND_FREE_NS
 from .digests import cached_args_digest, digest, request_args
 from .faults import select_compiled
 from .loop import VirtualEventLoop
@@ -376,7 +376,9 @@ class SimulatedService:
             else responses.retry_after_at(retry_after, now_ns=clock.now_ns(), epoch=clock.epoch),
             "code": code,
             "field": field,
-            "started": round(started_ns / NS_PER_S, 9),
+            "started": started_ns / NS_PER_S
+            if started_ns < ROUND_FREE_NS
+            else round(started_ns / NS_PER_S, 9),
         }
         self._recorder.record("response", who[0], who[1], who[2], who[3], self._name, data)
 
