@@ -79,10 +79,10 @@ class Server:
         "_latency",
         "_name",
         "_read_count",
-        "_reads",
         "_recorder",
         "_replies",
         "_store",
+        "plain_reads",
         "rules",
         "spec",
     )
@@ -94,25 +94,33 @@ class Server:
         self._name = spec.name
         self._effects = 0
         self._read_count = 0
-        # A read-only tool: no key is ever looked up, nothing commits.
-        self._reads = not spec.side_effect
         self._jitter = spec.latency_jitter_s > 0
         self._bucket = TokenBucket(spec.rate_limit) if spec.rate_limit is not None else None
+        self.plain_reads = not spec.side_effect and self._bucket is None
+        """A read-only tool without a rate limit: an attempt no rule touches is plan_read()."""
         self._store = IdempotencyStore()
         self._latency = to_ns(spec.latency_s)
         self._replies: dict[int, tuple[FaultRule, Reply]] = {}
         self.rules = compile_rules(spec.faults)
         """The tool's fault rules, flattened once for the service's selection (step 1)."""
 
+    def plan_read(
+        self, args: Mapping[str, Any], args_key: tuple[Any, ...] | None, rng: random.Random
+    ) -> Plan:
+        """:meth:`plan` for an attempt no fault rule touches, at a tool of :attr:`plain_reads`.
+
+        Steps 4 to 8 are then step 6 alone (most attempts of a fleet): no
+        rate limit, no key to look up, nothing to commit.
+        """
+        latency_ns = self._latency_ns(rng) if self._jitter else self._latency
+        return Plan(self._read(args, args_key), latency_ns)
+
     def plan(self, rule: FaultRule | None, attempt: Received, rng: random.Random) -> Plan:
         """Steps 4 to 8: decide the answer of a received attempt (commits happen here)."""
         latency_ns = self._latency_ns(rng) if self._jitter else self._latency
         if self._bucket is not None and (wait_ns := self._bucket.take(attempt.start_ns)):
             return Plan(responses.rate_limited(wait_ns), latency_ns)
-        if rule is None:
-            if self._reads:  # a read no fault touches (most attempts of a fleet): step 6 alone
-                return Plan(self._read(attempt), latency_ns)
-        elif rule.fault in PRE_COMMIT:
+        if rule is not None and rule.fault in PRE_COMMIT:
             if rule.fault is FaultType.READ_TIMEOUT:
                 return Plan(None, latency_ns, FaultType.READ_TIMEOUT)
             return Plan(self._fault_reply(rule), latency_ns)
@@ -154,7 +162,7 @@ class Server:
         spec = self.spec
         raw_key = attempt.raw_key
         if not spec.side_effect and stored is None:
-            return self._read(attempt), False
+            return self._read(attempt.args, attempt.args_key), False
         key = digest(raw_key) if raw_key is not None else None
         if stored is not None:
             dedup: DedupData = {"key": key, "effect": stored.effect}
@@ -177,14 +185,14 @@ class Server:
             self._store.put(raw_key, result)
         return reply, True
 
-    def _read(self, attempt: Received) -> ReadOk:
+    def _read(self, args: Mapping[str, Any], args_key: tuple[Any, ...] | None) -> ReadOk:
         """Step 6 of a read: its answer (the tool's next read id, the echo of its arguments)."""
         self._read_count += 1
         return ReadOk(
             result_id=f"{self._name}-read-{self._read_count}",
             tool=self._name,
-            args=attempt.args,
-            args_key=attempt.args_key,
+            args=args,
+            args_key=args_key,
         )
 
     def _latency_ns(self, rng: random.Random) -> int:

@@ -272,8 +272,11 @@ class SimulatedService:
         }
         # _emit(), inlined: two events on every attempt.
         self._recorder.record("request", who[0], who[1], who[2], who[3], self._name, received)
-        attempt = Received(who, args, args_d, raw_key, start_ns, args_key)
-        plan = self._server.plan(rule, attempt, rng)
+        server = self._server
+        if rule is None and server.plain_reads:  # most of a fleet's attempts
+            plan = server.plan_read(args, args_key, rng)
+        else:
+            plan = server.plan(rule, Received(who, args, args_d, raw_key, start_ns, args_key), rng)
         return self._schedule(plan, who, n, start_ns, timeout_s)
 
     def _schedule(
