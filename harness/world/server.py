@@ -97,7 +97,8 @@ class Server:
         self._jitter = spec.latency_jitter_s > 0
         self._bucket = TokenBucket(spec.rate_limit) if spec.rate_limit is not None else None
         self.plain_reads = not spec.side_effect and self._bucket is None
-        """A read-only tool without a rate limit: an attempt no rule touches is plan_read()."""
+        """A read-only tool without a rate limit: plan_read() plans its attempts but a rule's
+        after the commit step (slow, timeout_after_commit, reset_after_commit)."""
         self._store = IdempotencyStore()
         self._latency = to_ns(spec.latency_s)
         self._replies: dict[int, tuple[FaultRule, Reply]] = {}
@@ -105,15 +106,21 @@ class Server:
         """The tool's fault rules, flattened once for the service's selection (step 1)."""
 
     def plan_read(
-        self, args: Mapping[str, Any], args_key: tuple[Any, ...] | None, rng: random.Random
+        self,
+        rule: FaultRule | None,
+        args: Mapping[str, Any],
+        args_key: tuple[Any, ...] | None,
+        rng: random.Random,
     ) -> Plan:
-        """:meth:`plan` for an attempt no fault rule touches, at a tool of :attr:`plain_reads`.
+        """:meth:`plan` at a tool of :attr:`plain_reads`, for no rule or a pre-commit one.
 
-        Steps 4 to 8 are then step 6 alone (most attempts of a fleet): no
-        rate limit, no key to look up, nothing to commit.
+        Steps 4 to 8 are then step 5 or step 6 alone (most attempts of a
+        fleet): no rate limit, no key to look up, nothing to commit.
         """
         latency_ns = self._latency_ns(rng) if self._jitter else self._latency
-        return Plan(self._read(args, args_key), latency_ns)
+        if rule is None:
+            return Plan(self._read(args, args_key), latency_ns)
+        return self._before_commit(rule, latency_ns)
 
     def plan(self, rule: FaultRule | None, attempt: Received, rng: random.Random) -> Plan:
         """Steps 4 to 8: decide the answer of a received attempt (commits happen here)."""
@@ -121,9 +128,7 @@ class Server:
         if self._bucket is not None and (wait_ns := self._bucket.take(attempt.start_ns)):
             return Plan(responses.rate_limited(wait_ns), latency_ns)
         if rule is not None and rule.fault in PRE_COMMIT:
-            if rule.fault is FaultType.READ_TIMEOUT:
-                return Plan(None, latency_ns, FaultType.READ_TIMEOUT)
-            return Plan(self._fault_reply(rule), latency_ns)
+            return self._before_commit(rule, latency_ns)
         stored = self._stored(attempt)
         if stored is not None:
             rejection = idempotency_rejection(stored, attempt)
@@ -138,6 +143,12 @@ class Server:
             rule.fault if rule is not None and not slow else None,
             committed,
         )
+
+    def _before_commit(self, rule: FaultRule, latency_ns: int) -> Plan:
+        """Step 5: what a pre-commit fault answers (or that it never answers)."""
+        if rule.fault is FaultType.READ_TIMEOUT:
+            return Plan(None, latency_ns, FaultType.READ_TIMEOUT)
+        return Plan(self._fault_reply(rule), latency_ns)
 
     def _fault_reply(self, rule: FaultRule) -> Reply:
         """``responses.fault_reply(rule)``, made once per rule (a reply is immutable)."""

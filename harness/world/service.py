@@ -51,7 +51,7 @@ from .clock import NS_PER_S, ROUND_FREE_NS
 from .digests import cached_args_digest, digest, request_args
 from .faults import select_compiled
 from .loop import VirtualEventLoop
-from .server import NOBODY, Plan, Received, Server, Who, to_ns
+from .server import NOBODY, PRE_COMMIT, Plan, Received, Server, Who, to_ns
 from .spec import NEVER_REACHES_SERVER, FaultType
 
 if TYPE_CHECKING:
@@ -273,8 +273,9 @@ class SimulatedService:
         # _emit(), inlined: two events on every attempt.
         self._recorder.record("request", who[0], who[1], who[2], who[3], self._name, received)
         server = self._server
-        if rule is None and server.plain_reads:  # most of a fleet's attempts
-            plan = server.plan_read(args, args_key, rng)
+        # Most attempts of a fleet: a read that is answered, or faulted before any commit.
+        if server.plain_reads and (rule is None or rule.fault in PRE_COMMIT):
+            plan = server.plan_read(rule, args, args_key, rng)
         else:
             plan = server.plan(rule, Received(who, args, args_d, raw_key, start_ns, args_key), rng)
         return self._schedule(plan, who, n, start_ns, timeout_s)
