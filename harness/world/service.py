@@ -312,10 +312,9 @@ class SimulatedService:
         return pending
 
     def interrupted(self, pending: Pending, error: BaseException) -> None:
-        """The client's wait ended by ``error``, not by its wake-up: cancel the wake-up.
+        """The wait ended by ``error``, not by its wake-up (the waiter's one setter): cancel that.
 
-        A client cancelled while waiting gave up (:meth:`abandon`). A wait that
-        ends normally needs no cancel: only the wake-up sets the waiter.
+        A client cancelled while waiting gave up (:meth:`abandon`).
         """
         pending.timer.cancel()
         if isinstance(error, asyncio.CancelledError):
