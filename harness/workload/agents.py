@@ -200,7 +200,8 @@ class Fleet:
                     if seated is not None:
                         SEAT.reset(seated)
                     CURRENT_CALL.reset(token)
-                    let_go(meta, top)
+                    if meta.raised is not None:  # else nothing to let go of: no call at all
+                        let_go(meta, top)
                 outcome = raised if raised is not None else _read(result)
             else:
                 outcome = await self._invoke(spec, meta, state.args, ctx)

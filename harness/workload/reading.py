@@ -46,13 +46,26 @@ def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
     return outcome, extra
 
 
+_CLEANED: dict[str, str] = {}
+_CLEANED_MAX = 256
+_CLEANED_LONGEST = 80
+
+
 def _clean(text: str) -> str:
     """A controller's short word (a decision) as the trace keeps it: redacted, reproducible.
 
-    On the path of every call, so a decision free of canaries and addresses,
-    the usual case, costs three substring tests.
+    On the path of every call, and a fleet's controller says the same few
+    words over and over: each short one is cleaned once and remembered (the
+    cleaning depends on the text alone; the memory is bounded).
     """
-    return stable_text(redact(text))
+    cleaned = _CLEANED.get(text)
+    if cleaned is None:
+        cleaned = stable_text(redact(text))
+        if type(text) is str and len(text) <= _CLEANED_LONGEST:
+            if len(_CLEANED) >= _CLEANED_MAX:
+                _CLEANED.clear()
+            _CLEANED[text] = cleaned
+    return cleaned
 
 
 def _short(value: Any, limit: int = 200) -> str | None:

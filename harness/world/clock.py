@@ -14,6 +14,14 @@ from __future__ import annotations
 import math
 
 NS_PER_S = 1_000_000_000
+ROUND_FREE_NS = 2**22 * NS_PER_S
+"""Below this (2**22 s, 48 days), ``ns / NS_PER_S`` already is ``round(ns / NS_PER_S, 9)``.
+
+The division gives the float nearest to ``ns`` x 1e-9, within half a unit in the
+last place: at most 2**-32 s there, less than half of 1e-9, so rounding it to 9
+decimals gives ``ns`` x 1e-9 exactly, whose nearest float is the division's.
+``round`` costs a decimal conversion there and back (a trace stamps every event).
+"""
 DEFAULT_EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 
 

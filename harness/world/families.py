@@ -78,6 +78,7 @@ class Family:
         "_messages",
         "_requests",
         "_responses",
+        "_two_field_headers",
         "errors",
         "hx",
         "name",
@@ -96,6 +97,8 @@ class Family:
         self._requests: dict[tuple[Any, ...], Any] = {}
         self._responses: dict[tuple[Any, ...], Any] = {}
         self._messages: dict[tuple[int, str], str] = {}
+        # Whether the library's Headers hold just these two fields (httpx's and httpx2's do).
+        self._two_field_headers = list(module.Headers().__dict__) == ["_list", "_encoding"]
 
     def __repr__(self) -> str:
         """``Family('httpx2')``."""
@@ -108,6 +111,11 @@ class Family:
     def copy_headers(self, headers: Any) -> Any:
         """A copy of ``headers`` (the family's ``Headers``), without re-parsing them."""
         copy = _new(type(headers))
+        if self._two_field_headers:
+            # Set as Headers.__init__ sets them, in its order: two stores, no dict made.
+            copy._list = list(headers._list)  # noqa: SLF001 (the library's own state)
+            copy._encoding = headers._encoding  # noqa: SLF001
+            return copy
         state = headers.__dict__
         # One dict display: the same keys in the same order as update() then setattr.
         copy.__dict__ = {**state, "_list": list(state["_list"])}

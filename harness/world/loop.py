@@ -79,6 +79,8 @@ _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
 _SET_RESULT_UNLESS_CANCELLED = getattr(futures, "_set_result_unless_cancelled", None)
 _new = object.__new__
 _copy_context = contextvars.copy_context
+_running_loop = events._get_running_loop  # noqa: SLF001 (asyncio's API for loops: None if none)
+_Future = asyncio.Future
 
 
 async def sleep(delay: float) -> None:
@@ -88,16 +90,19 @@ async def sleep(delay: float) -> None:
     :meth:`VirtualEventLoop.wake_at`; elsewhere, and for ``delay <= 0``, it is
     ``asyncio.sleep``.
     """
-    loop = asyncio.get_running_loop()
+    loop = _running_loop()
     if delay <= 0 or not isinstance(loop, VirtualEventLoop):
-        await asyncio.sleep(delay)
+        await asyncio.sleep(delay)  # no loop: asyncio's own error
         return
-    waiter: asyncio.Future[None] = loop.create_future()
-    wake = loop.wake_at(loop.time() + delay, waiter)
+    # The future and its Wake made here, not by create_future() and wake_at(): every
+    # agent's think time and every backoff of a fleet comes through this line.
+    waiter: asyncio.Future[None] = _Future(loop=loop)
+    wake = loop.wake_at(loop.clock._ns / NS_PER_S + delay, waiter)  # noqa: SLF001 (loop.time())
     try:
         await waiter
-    finally:
+    except BaseException:  # only the Wake sets the waiter: done, it has fired and left the heap
         wake.cancel()
+        raise
 
 
 class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run_in_executor takes any executor
@@ -188,19 +193,8 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
             msg = "delay must not be None"  # type: ignore[unreachable]
             raise TypeError(msg)
         if callback is _SET_RESULT_UNLESS_CANCELLED and context is None and not self._debug:
-            # asyncio.sleep's timer (the hottest call of a fleet): call_at's Wake, inlined.
-            if self._closed:
-                msg = "Event loop is closed"
-                raise RuntimeError(msg)
-            when = self.clock._ns / NS_PER_S + delay  # noqa: SLF001
-            wake: Any = _new(Wake)
-            wake._loop = self  # noqa: SLF001 (filling its slots, as Wake.__init__ does)
-            wake._when = when  # noqa: SLF001
-            wake.waiter, wake.result = args
-            wake._cancelled = False  # noqa: SLF001
-            wake._scheduled = True  # noqa: SLF001
-            heappush(self._scheduled, (when, wake))
-            return wake  # type: ignore[no-any-return]
+            # asyncio.sleep's timer (the hottest call of a fleet): call_at's Wake, directly.
+            return self.wake_at(self.clock._ns / NS_PER_S + delay, *args)  # type: ignore[return-value]  # noqa: SLF001
         return self.call_at(self.clock._ns / NS_PER_S + delay, callback, *args, context=context)  # noqa: SLF001
 
     def call_at(  # type: ignore[override]
@@ -237,16 +231,22 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         heappush(self._scheduled, (when, timer))
         return timer  # type: ignore[no-any-return]
 
-    def wake_at(self, when: float, waiter: asyncio.Future[Any]) -> Wake:
-        """Set ``waiter``'s result to None at loop time ``when`` (unless it is done by then).
+    def wake_at(self, when: float, waiter: asyncio.Future[Any], result: Any = None) -> Wake:
+        """Set ``waiter``'s result to ``result`` at loop time ``when`` (unless it is done by then).
 
-        What ``call_at(when, set_result_unless_done, waiter)`` does, through a
-        lighter entry in the same timer heap (same order, same tie-breaking).
+        What ``call_at(when, set_result_unless_done, waiter, result)`` does, through
+        a lighter entry in the same timer heap (same order, same tie-breaking).
         """
         if self._closed:
             msg = "Event loop is closed"
             raise RuntimeError(msg)
-        wake = Wake(self, when, waiter)
+        wake: Wake = _new(Wake)
+        wake._loop = self  # noqa: SLF001 (filling its slots, as Wake.__init__ does)
+        wake._when = when  # noqa: SLF001
+        wake.waiter = waiter
+        wake.result = result
+        wake._cancelled = False  # noqa: SLF001
+        wake._scheduled = True  # noqa: SLF001
         heappush(self._scheduled, (when, wake))
         return wake
 

@@ -75,12 +75,14 @@ class Server:
     __slots__ = (
         "_bucket",
         "_effects",
+        "_jitter",
         "_latency",
         "_name",
-        "_reads",
+        "_read_count",
         "_recorder",
         "_replies",
         "_store",
+        "plain_reads",
         "rules",
         "spec",
     )
@@ -91,23 +93,42 @@ class Server:
         self._recorder = recorder
         self._name = spec.name
         self._effects = 0
-        self._reads = 0
+        self._read_count = 0
+        self._jitter = spec.latency_jitter_s > 0
         self._bucket = TokenBucket(spec.rate_limit) if spec.rate_limit is not None else None
+        self.plain_reads = not spec.side_effect and self._bucket is None
+        """A read-only tool without a rate limit: plan_read() plans its attempts but a rule's
+        after the commit step (slow, timeout_after_commit, reset_after_commit)."""
         self._store = IdempotencyStore()
         self._latency = to_ns(spec.latency_s)
         self._replies: dict[int, tuple[FaultRule, Reply]] = {}
         self.rules = compile_rules(spec.faults)
         """The tool's fault rules, flattened once for the service's selection (step 1)."""
 
+    def plan_read(
+        self,
+        rule: FaultRule | None,
+        args: Mapping[str, Any],
+        args_key: tuple[Any, ...] | None,
+        rng: random.Random,
+    ) -> Plan:
+        """:meth:`plan` at a tool of :attr:`plain_reads`, for no rule or a pre-commit one.
+
+        Steps 4 to 8 are then step 5 or step 6 alone (most attempts of a
+        fleet): no rate limit, no key to look up, nothing to commit.
+        """
+        latency_ns = self._latency_ns(rng) if self._jitter else self._latency
+        if rule is None:
+            return Plan(self._read(args, args_key), latency_ns)
+        return self._before_commit(rule, latency_ns)
+
     def plan(self, rule: FaultRule | None, attempt: Received, rng: random.Random) -> Plan:
         """Steps 4 to 8: decide the answer of a received attempt (commits happen here)."""
-        latency_ns = self._latency_ns(rng)
+        latency_ns = self._latency_ns(rng) if self._jitter else self._latency
         if self._bucket is not None and (wait_ns := self._bucket.take(attempt.start_ns)):
             return Plan(responses.rate_limited(wait_ns), latency_ns)
         if rule is not None and rule.fault in PRE_COMMIT:
-            if rule.fault is FaultType.READ_TIMEOUT:
-                return Plan(None, latency_ns, FaultType.READ_TIMEOUT)
-            return Plan(self._fault_reply(rule), latency_ns)
+            return self._before_commit(rule, latency_ns)
         stored = self._stored(attempt)
         if stored is not None:
             rejection = idempotency_rejection(stored, attempt)
@@ -122,6 +143,12 @@ class Server:
             rule.fault if rule is not None and not slow else None,
             committed,
         )
+
+    def _before_commit(self, rule: FaultRule, latency_ns: int) -> Plan:
+        """Step 5: what a pre-commit fault answers (or that it never answers)."""
+        if rule.fault is FaultType.READ_TIMEOUT:
+            return Plan(None, latency_ns, FaultType.READ_TIMEOUT)
+        return Plan(self._fault_reply(rule), latency_ns)
 
     def _fault_reply(self, rule: FaultRule) -> Reply:
         """``responses.fault_reply(rule)``, made once per rule (a reply is immutable)."""
@@ -146,13 +173,7 @@ class Server:
         spec = self.spec
         raw_key = attempt.raw_key
         if not spec.side_effect and stored is None:
-            self._reads += 1
-            return ReadOk(
-                result_id=f"{spec.name}-read-{self._reads}",
-                tool=spec.name,
-                args=attempt.args,
-                args_key=attempt.args_key,
-            ), False
+            return self._read(attempt.args, attempt.args_key), False
         key = digest(raw_key) if raw_key is not None else None
         if stored is not None:
             dedup: DedupData = {"key": key, "effect": stored.effect}
@@ -174,6 +195,16 @@ class Server:
             )
             self._store.put(raw_key, result)
         return reply, True
+
+    def _read(self, args: Mapping[str, Any], args_key: tuple[Any, ...] | None) -> ReadOk:
+        """Step 6 of a read: its answer (the tool's next read id, the echo of its arguments)."""
+        self._read_count += 1
+        return ReadOk(
+            result_id=f"{self._name}-read-{self._read_count}",
+            tool=self._name,
+            args=args,
+            args_key=args_key,
+        )
 
     def _latency_ns(self, rng: random.Random) -> int:
         spec = self.spec

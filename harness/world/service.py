@@ -47,10 +47,11 @@ import httpx
 
 from . import responses
 from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT, to_response
-from .clock import NS_PER_S
+from .clock import NS_PER_S, ROUND_FREE_NS
 from .digests import cached_args_digest, digest, request_args
 from .faults import select_compiled
-from .server import NOBODY, Plan, Received, Server, Who, to_ns
+from .loop import VirtualEventLoop
+from .server import NOBODY, PRE_COMMIT, Plan, Received, Server, Who, to_ns
 from .spec import NEVER_REACHES_SERVER, FaultType
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 _FOREVER_NS = 10 * 365 * 24 * 3600 * NS_PER_S
 
 
+_Future = asyncio.Future
 _NEVER_ANSWERS = frozenset(
     {FaultType.READ_TIMEOUT, FaultType.TIMEOUT_AFTER_COMMIT, FaultType.CONNECT_TIMEOUT}
 )
@@ -228,7 +230,7 @@ class SimulatedService:
         client gave up waiting) records the response.
         ``args_key``: :func:`flat_key` of ``args``, if the caller has it.
         """
-        start_ns = self._clock.now_ns()
+        start_ns = self._clock._ns  # noqa: SLF001 (now_ns(), read without a call: every attempt)
         who: Who = NOBODY if meta is None else (meta.agent, meta.task, meta.call, meta.op)
         rng = meta.rng if meta is not None else self._rng
         key = digest(raw_key) if raw_key is not None else None
@@ -270,8 +272,12 @@ class SimulatedService:
         }
         # _emit(), inlined: two events on every attempt.
         self._recorder.record("request", who[0], who[1], who[2], who[3], self._name, received)
-        attempt = Received(who, args, args_d, raw_key, start_ns, args_key)
-        plan = self._server.plan(rule, attempt, rng)
+        server = self._server
+        # Most attempts of a fleet: a read that is answered, or faulted before any commit.
+        if server.plain_reads and (rule is None or rule.fault in PRE_COMMIT):
+            plan = server.plan_read(rule, args, args_key, rng)
+        else:
+            plan = server.plan(rule, Received(who, args, args_d, raw_key, start_ns, args_key), rng)
         return self._schedule(plan, who, n, start_ns, timeout_s)
 
     def _schedule(
@@ -295,13 +301,24 @@ class SimulatedService:
             # Half a nanosecond early: the virtual loop rounds a timer up to whole
             # nanoseconds, so the timer fires at due_ns and not one float step later.
             when = loop.time() + (due_ns - start_ns - 0.5) / NS_PER_S
-            waiter: asyncio.Future[None] = loop.create_future()
-            wake_at = getattr(loop, "wake_at", None)  # the virtual loop's cheaper call_at
-            pending.timer = (
-                wake_at(when, waiter) if wake_at is not None else loop.call_at(when, _wake, waiter)
-            )
+            waiter: asyncio.Future[None]
+            if isinstance(loop, VirtualEventLoop):  # its cheaper call_at, and a plain future
+                waiter = _Future(loop=loop)
+                pending.timer = loop.wake_at(when, waiter)
+            else:
+                waiter = loop.create_future()
+                pending.timer = loop.call_at(when, _wake, waiter)
             pending.waiter = waiter
         return pending
+
+    def interrupted(self, pending: Pending, error: BaseException) -> None:
+        """The wait ended by ``error``, not by its wake-up (the waiter's one setter): cancel that.
+
+        A client cancelled while waiting gave up (:meth:`abandon`).
+        """
+        pending.timer.cancel()
+        if isinstance(error, asyncio.CancelledError):
+            self.abandon(pending)
 
     def abandon(self, pending: Pending) -> None:
         """The client stopped waiting (e.g. ``asyncio.wait_for``): for it, a timeout now."""
@@ -333,27 +350,19 @@ class SimulatedService:
         if reply.retry_after is not None:
             retry_after = responses.render_retry_after(reply.retry_after, wall=self._clock.wall())
         self._respond(
-            who,
-            n,
-            reply.outcome,
-            start_ns,
-            status=reply.status,
-            retry_after=retry_after,
-            code=reply.code,
-            field=reply.field,
+            who, n, reply.outcome, start_ns, reply.status, retry_after, reply.code, reply.field
         )
         return ANSWERED, reply, retry_after
 
     def _emit(self, kind: str, who: Who, data: Mapping[str, Any]) -> None:
         self._recorder.record(kind, who[0], who[1], who[2], who[3], self._name, data)
 
-    def _respond(
+    def _respond(  # noqa: PLR0917 (positional: one call per attempt)
         self,
         who: Who,
         n: int | None,
         outcome: str,
         started_ns: int,
-        *,
         status: int | None = None,
         retry_after: str | None = None,
         code: str | None = None,
@@ -370,7 +379,9 @@ class SimulatedService:
             else responses.retry_after_at(retry_after, now_ns=clock.now_ns(), epoch=clock.epoch),
             "code": code,
             "field": field,
-            "started": round(started_ns / NS_PER_S, 9),
+            "started": started_ns / NS_PER_S
+            if started_ns < ROUND_FREE_NS
+            else round(started_ns / NS_PER_S, 9),
         }
         self._recorder.record("response", who[0], who[1], who[2], who[3], self._name, data)
 

@@ -23,7 +23,6 @@ from :data:`~retrychaos.world.context.CURRENT_CALL` on the http path.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 from typing import TYPE_CHECKING, Any
@@ -93,11 +92,9 @@ async def attempt_direct(
         if waiter is not None:
             try:
                 await waiter
-            except asyncio.CancelledError:
-                service.abandon(pending)
+            except BaseException as exc:  # else the timer, its one setter, has fired: no cancel
+                service.interrupted(pending, exc)
                 raise
-            finally:
-                pending.timer.cancel()
         answer = service.finish(pending)
     else:
         answer = pending
