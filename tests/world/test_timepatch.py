@@ -79,6 +79,21 @@ def test_a_reference_replacing_another_name_is_patched_in_the_next_run(
     assert run_virtual(lambda clock: _read(module, clock)) == [7.0, 7.0]
 
 
+def test_a_name_deleted_and_bound_again_to_a_time_function_is_patched_in_the_next_run(
+    module: types.ModuleType,
+) -> None:
+    """A name removed and set again between runs (same names, new order) is scanned again."""
+    _install(module, monotonic=time.monotonic, wall=1, other=2)
+
+    async def nothing(clock: VirtualClock) -> None:
+        await asyncio.sleep(1.0)
+
+    run_virtual(nothing)
+    del module.wall
+    module.wall = time.time
+    assert run_virtual(lambda clock: _read(module, clock)) == [7.0, 7.0]
+
+
 @pytest.mark.parametrize("kind", ["subclass", "__getattr__"])
 def test_a_module_that_is_not_plain_is_patched_too(kind: str) -> None:
     """A ModuleType subclass, or a module with its own __getattr__, reads the clock as well."""
