@@ -100,6 +100,9 @@ class CircuitBreaker:
         self._failures: deque[float] = deque()
         self._opened_at = 0.0
         self._probes = 0
+        # Permits are immutable values: a closed breaker hands every caller of
+        # one generation the same one instead of building it per attempt.
+        self._permit = Permit(probe=False, generation=0)
         self._lock = threading.Lock()
 
     @property
@@ -120,7 +123,9 @@ class CircuitBreaker:
             transitions = self._refresh_locked()
             permit: Permit | None = None
             if self._state is BreakerState.CLOSED:
-                permit = Permit(probe=False, generation=self._generation)
+                permit = self._permit
+                if permit.generation != self._generation:
+                    permit = self._permit = Permit(probe=False, generation=self._generation)
             elif (
                 self._state is BreakerState.HALF_OPEN
                 and self._probes < self.config.half_open_max_probes

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .breaker import BreakerState
 from .idempotency import key_digest
+from .kinds import TEXT
 from .redact import redact_text
 
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["CallAudit"]
 
 _DIGEST_CHARS = 16
+_STATE_TEXT = {state: state.value for state in BreakerState}
 
 
 class CallAudit:
@@ -66,12 +69,12 @@ class CallAudit:
             "tool": ctx.tool,
             "call_id": ctx.call_id,
             "attempt": attempt,
-            "failure_kind": None if failure is None else failure.kind.value,
+            "failure_kind": None if failure is None else TEXT[failure.kind],
             "decision": decision,
             "elapsed_s": now - self._started,
             "backoff_s": backoff_s,
             "idempotency_key_digest": self._key_digest,
-            "breaker_state": self._breaker.state.value,
+            "breaker_state": _STATE_TEXT[self._breaker.state],
             "result": result,
             "error": _redacted(text),
             "status": None if failure is None else failure.status,
@@ -109,11 +112,11 @@ class CallAudit:
             "call_id": ctx.call_id,
             "attempt": attempt,
             "failure_kind": failure_kind,
-            "decision": verdict.value,
+            "decision": TEXT[verdict],
             "elapsed_s": now - self._started,
             "backoff_s": None,
             "idempotency_key_digest": self._key_digest,
-            "breaker_state": self._breaker.state.value,
+            "breaker_state": _STATE_TEXT[self._breaker.state],
             "result": result,
             "error": _redacted(error),
             "at": now,

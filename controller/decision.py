@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .backoff import backoff_delay, exponential_delay
-from .kinds import FailureKind, ToolSemantics, Verdict
+from .kinds import TEXT, FailureKind, ToolSemantics, Verdict
 
 if TYPE_CHECKING:
     from .budget import BudgetState
@@ -307,9 +307,9 @@ def final_payload(
     """
     payload: dict[str, Any] = {
         "ok": False,
-        "decision": verdict.value,
+        "decision": TEXT[verdict],
         "error": message,
-        "failure_kind": None if failure is None else failure.kind.value,
+        "failure_kind": None if failure is None else TEXT[failure.kind],
         "attempts": attempts,
         "tool": tool,
     }

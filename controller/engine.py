@@ -19,7 +19,7 @@ from .call_audit import CallAudit
 from .decision import Final, Prior, Retry, decide, final_payload, readmit, standing
 from .errors import BudgetExhausted, IdempotencyConflict
 from .idempotency import fingerprint
-from .kinds import FailureKind, ToolSemantics, Verdict
+from .kinds import TEXT, FailureKind, Verdict, semantics_of
 from .ledger import LedgerStatus
 from .memory import StandingDecision, operation_of
 
@@ -51,13 +51,13 @@ class CallRun:
         self._core = core
         self._ctx = ctx
         self.tool = ctx.tool
-        self.semantics = ToolSemantics(
-            side_effect=ctx.side_effect,
-            idempotency_key=ctx.idempotency_key,
-            idempotency_supported=ctx.idempotency_supported,
+        self.semantics = semantics_of(
+            ctx.side_effect, ctx.idempotency_key, ctx.idempotency_supported
         )
         self.budget = core.budgets.for_task(ctx.task_id, deadline=ctx.deadline)
-        self.memory = core.memory.for_task(ctx.task_id)
+        # Most calls leave nothing to remember: the task's memory is made on
+        # the first write (`for_task`); reads go through the book until then.
+        self._memory = core.memory
         self.breaker = core.breakers.for_tool(ctx.tool)
         self.attempt = 0
         self._fingerprint = fingerprint(args)
@@ -84,7 +84,9 @@ class CallRun:
         these arguments, an unknown side-effect outcome for this operation)
         comes back without calling the tool; then the ledger is consulted.
         """
-        stands = self.memory.standing(self.tool, self.operation, self._fingerprint)
+        stands = self._memory.standing(
+            self._ctx.task_id, self.tool, self.operation, self._fingerprint
+        )
         if stands is not None:
             return self._repeat(stands)
         key = self._ctx.idempotency_key
@@ -148,7 +150,7 @@ class CallRun:
         return None
 
     def _readmit(self) -> Done | Retry | None:
-        failed_at = self.memory.failed_at(self.tool, self.operation)
+        failed_at = self._memory.failed_at(self._ctx.task_id, self.tool, self.operation)
         if failed_at is None:
             return None
         decision = readmit(
@@ -194,7 +196,7 @@ class CallRun:
         """Record a successful attempt and return the tool's result unchanged."""
         if self._permit is not None:
             self.breaker.record_success(self._permit)
-        self.memory.succeeded(self.tool, self.operation)
+        self._memory.succeeded(self._ctx.task_id, self.tool, self.operation)
         key = self._ctx.idempotency_key
         if self.semantics.side_effect and key:
             self._core.ledger.complete(key, self._fingerprint, result, at=self._core.clock.wall())
@@ -215,7 +217,7 @@ class CallRun:
             self._audit.attempt(
                 self.attempt,
                 failure=None,
-                decision=verdict.value,
+                decision=TEXT[verdict],
                 backoff_s=None,
                 result="error",
                 error=str(error),
@@ -244,7 +246,7 @@ class CallRun:
         self._audit.attempt(
             self.attempt,
             failure=failure,
-            decision=decision.verdict.value,
+            decision=TEXT[decision.verdict],
             backoff_s=None,
             result="error",
         )
@@ -353,7 +355,7 @@ class CallRun:
         )
         if conflict:
             payload["conflict"] = True
-        kind = None if failure is None else failure.kind.value
+        kind = None if failure is None else TEXT[failure.kind]
         self._remember(verdict, failure, payload)
         self._audit.decision(
             self.attempt, verdict, result="error", failure_kind=kind, error=message
@@ -372,11 +374,14 @@ class CallRun:
             decision = StandingDecision(
                 verdict=verdict,
                 payload=dict(payload),
-                failure_kind=None if failure is None else failure.kind.value,
+                failure_kind=None if failure is None else TEXT[failure.kind],
             )
-            self.memory.remember(self.tool, self.operation, self._fingerprint, scope, decision)
+            memory = self._memory.for_task(self._ctx.task_id)
+            memory.remember(self.tool, self.operation, self._fingerprint, scope, decision)
         elif self._last_end is not None:
-            self.memory.failed(self.tool, self.operation, at=self._last_end)
+            self._memory.for_task(self._ctx.task_id).failed(
+                self.tool, self.operation, at=self._last_end
+            )
 
     def _repeat(self, stands: StandingDecision) -> Done:
         """Return a standing decision again, untried, with a decision record."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Final
 
-__all__ = ["FailureKind", "ToolSemantics", "Verdict"]
+__all__ = ["TEXT", "FailureKind", "ToolSemantics", "Verdict", "semantics_of"]
 
 
 class FailureKind(enum.StrEnum):
@@ -53,3 +54,41 @@ class ToolSemantics:
     def repeatable(self) -> bool:
         """True when sending the request again cannot commit the operation twice."""
         return not self.side_effect or (bool(self.idempotency_key) and self.idempotency_supported)
+
+
+_KEYLESS = {
+    (side_effect, supported): ToolSemantics(
+        side_effect=side_effect, idempotency_key=None, idempotency_supported=supported
+    )
+    for side_effect in (False, True)
+    for supported in (False, True)
+}
+
+
+def semantics_of(
+    side_effect: bool,  # noqa: FBT001 (positional on the hot path, like the fields' order)
+    idempotency_key: str | None,
+    idempotency_supported: bool,  # noqa: FBT001
+) -> ToolSemantics:
+    """`ToolSemantics` of a call; the four without a key are made once (they are immutable)."""
+    if (
+        idempotency_key is None
+        and type(side_effect) is bool
+        and type(idempotency_supported) is bool
+    ):
+        return _KEYLESS[side_effect, idempotency_supported]
+    return ToolSemantics(
+        side_effect=side_effect,
+        idempotency_key=idempotency_key,
+        idempotency_supported=idempotency_supported,
+    )
+
+
+TEXT: Final[dict[str, str]] = {
+    member: member.value for kind in (FailureKind, Verdict) for member in kind
+}
+"""Each failure kind's and verdict's value as a plain `str`, by the member.
+
+A dict lookup (a member hashes as its text) where `.value` is a property
+call: records, payloads and metrics read it on every call.
+"""

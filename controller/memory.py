@@ -117,6 +117,27 @@ class MemoryBook:
         self._tasks: dict[str, TaskMemory] = {}
         self._lock = threading.Lock()
 
+    def standing(
+        self, task_id: str, tool: str, operation: str, fingerprint: str
+    ) -> StandingDecision | None:
+        """`TaskMemory.standing` of `task_id`'s memory; None, and no memory made, if it has none."""
+        with self._lock:
+            memory = self._tasks.get(task_id)
+        return None if memory is None else memory.standing(tool, operation, fingerprint)
+
+    def failed_at(self, task_id: str, tool: str, operation: str) -> float | None:
+        """`TaskMemory.failed_at` of `task_id`'s memory; None (and no memory made) without one."""
+        with self._lock:
+            memory = self._tasks.get(task_id)
+        return None if memory is None else memory.failed_at(tool, operation)
+
+    def succeeded(self, task_id: str, tool: str, operation: str) -> None:
+        """`TaskMemory.succeeded` of `task_id`'s memory, if it has one (else nothing to forget)."""
+        with self._lock:
+            memory = self._tasks.get(task_id)
+        if memory is not None:
+            memory.succeeded(tool, operation)
+
     def for_task(self, task_id: str) -> TaskMemory:
         """Return the memory of `task_id`, creating it on first use."""
         with self._lock:

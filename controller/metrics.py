@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .kinds import Verdict
+from .kinds import TEXT, Verdict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -68,7 +68,7 @@ class Metrics:
         with self._lock:
             self._calls += 1
             self._attempts += attempts
-            self._decisions[verdict.value] += 1
+            self._decisions[TEXT[verdict]] += 1
             if verdict is Verdict.OK and attempts == 1:
                 self._first_attempt_successes += 1
             if replayed:

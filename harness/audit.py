@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from typing import TYPE_CHECKING, Any
 
 from .canaries import KEY_PREFIX, KEY_RE, SECRET_PREFIX, SECRET_RE
@@ -24,31 +25,81 @@ if TYPE_CHECKING:
     from .world.recorder import Recorder
 
 _PLAIN_INT_BITS = 64
+_SHAPES_MAX = 256
 
 
-def _is_plain(record: dict[Any, Any]) -> bool:
-    """Whether no scan can match ``record`` and JSON gives it back with only its keys sorted.
+class _Shape:
+    """What a record's keys alone decide, worked out once per tuple of keys.
 
-    True for a flat record of ASCII ``str`` keys and values holding neither
-    prefix, booleans, ``None``, 64-bit ``int`` and finite ``float`` (exact types).
+    A controller builds its records from the same few literal key sets, so
+    their check, their sorted order and the required fields they lack repeat
+    from record to record.
     """
+
+    __slots__ = ("keys", "missing", "order", "plain", "values")
+
+    def __init__(self, keys: tuple[Any, ...]) -> None:
+        self.keys = keys
+        text = "\0".join(keys) if all(type(key) is str for key in keys) else None
+        self.plain = text is not None and _clean(text)
+        self.order: tuple[str, ...] = tuple(sorted(keys)) if self.plain else ()
+        # One C call for the values in sorted order (itemgetter of one name
+        # gives the value itself, not a tuple).
+        self.values = operator.itemgetter(*self.order) if len(self.order) > 1 else None
+        self.missing = [name for name in AUDIT_FIELDS if name not in keys]
+
+    def stored(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The record with its keys sorted, as JSON gives back a plain one."""
+        if self.values is None:
+            return {name: record[name] for name in self.order}
+        return dict(zip(self.order, self.values(record), strict=True))
+
+
+_SHAPES: dict[tuple[Any, ...], _Shape] = {}
+
+
+def _shape(record: dict[Any, Any]) -> _Shape:
+    """The shape of ``record``'s keys, remembered (for the same key objects) across records."""
+    keys = tuple(record)
+    shape = _SHAPES.get(keys)
+    # Equal keys may be other objects (a str subclass equal to a str): only
+    # the very same objects share a shape.
+    if shape is None or not all(map(operator.is_, keys, shape.keys)):
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        shape = _SHAPES[keys] = _Shape(keys)
+    return shape
+
+
+def _clean(text: str) -> bool:
+    return text.isascii() and SECRET_PREFIX not in text and KEY_PREFIX not in text
+
+
+def _is_plain(record: dict[Any, Any]) -> _Shape | None:
+    """The record's shape if no scan can match it and JSON gives it back with only its keys sorted.
+
+    Plain: a flat record of ASCII ``str`` keys and values holding neither
+    prefix, booleans, ``None``, 64-bit ``int`` and finite ``float`` (exact
+    types). None otherwise.
+    """
+    shape = _shape(record)
+    if not shape.plain:
+        return None
     texts: list[str] = []
-    for key, value in record.items():
-        if type(key) is not str:
-            return False
+    for value in record.values():
         kind = type(value)
         if kind is str:
             texts.append(value)
         elif kind is float:
             if not math.isfinite(value):
-                return False
+                return None
         elif kind is int:
             if value.bit_length() > _PLAIN_INT_BITS:
-                return False
+                return None
         elif kind is not bool and value is not None:
-            return False
-    text = "\0".join((*record, *texts))  # neither prefix holds NUL: no match spans two texts
-    return text.isascii() and SECRET_PREFIX not in text and KEY_PREFIX not in text
+            return None
+    # Neither prefix holds NUL, so no match spans two texts (nor a key and a value).
+    return shape if _clean("\0".join(texts)) else None
 
 
 def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
@@ -76,7 +127,7 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
             recorder.record("audit", agent, task, call, op, None, invalid)
             return
         plain = _is_plain(record)
-        text = "" if plain else json.dumps(record, sort_keys=True, default=str)
+        text = "" if plain is not None else json.dumps(record, sort_keys=True, default=str)
         if not recorder.wants_data:  # a counted run keeps no audit record: only count it
             recorder.record("audit", agent, task, call, op, None, {})
             return
@@ -89,8 +140,11 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
             text, found = KEY_RE.subn(lambda m: "[REDACTED-KEY:" + digest(m.group()) + "]", text)
             if found:
                 leaks.append("raw_key")
-        stored = {name: record[name] for name in sorted(record)} if plain else json.loads(text)
-        missing = [name for name in AUDIT_FIELDS if name not in record]
+        if plain is None:
+            stored = json.loads(text)
+            missing = [name for name in AUDIT_FIELDS if name not in record]
+        else:
+            stored, missing = plain.stored(record), list(plain.missing)
         checked: AuditData = {"record": stored, "leaks": leaks, "missing": missing}
         recorder.record("audit", agent, task, call, op, None, checked)
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 _UTC_EPOCH = dt.datetime(1970, 1, 1)  # noqa: DTZ001 (freezegun works on naive UTC)
 _real_sleep = time.sleep
 _freezegun_attributes = fz._get_cached_module_attributes  # noqa: SLF001
-_SEEN: dict[str, tuple[ModuleType, frozenset[str], list[tuple[str, Any]]]] = {}
+_SEEN: dict[str, tuple[ModuleType, tuple[str, ...], list[tuple[str, Any]]]] = {}
 
 # Modules whose time must stay real: the test runner's own timing and the
 # property-testing engine's deadlines (see NOTES: patched clocks around
@@ -149,32 +149,34 @@ def _time_attributes(module: ModuleType) -> list[tuple[str, Any]]:
     freezegun remembers each module's answer and reuses it while the hash of
     the module's ``dir()`` is unchanged: some 1,000 sorted ``dir()`` lists
     and frozensets every run (about 3 ms of a small case's 15-20). For a
-    plain module ``dir()`` is its ``__dict__``'s keys, so comparing those
-    keys with the ones remembered is the same check, made in C without
-    sorting or hashing anything new.
+    plain module ``dir()`` is its ``__dict__``'s keys, so the keys are
+    remembered instead, as a tuple in the dict's order: the same keys give
+    an equal tuple, compared item by item in C (an identical string is equal
+    at once), four times as fast as comparing them as sets. Keys that only
+    moved (a name deleted and bound again) give another tuple, and the
+    module is read again: freezegun's own check, by the set of names, misses
+    such a name when it now holds a time function.
 
-    A module with a ``__getattr__`` of its own loads some attributes lazily:
-    freezegun's ``getattr`` of every name its ``dir()`` lists imports them
-    all (``retrychaos``'s own exports alone pull in some 170 modules,
-    Hypothesis and pydantic among them: 0.4 s of CPU in the first run of a
-    process). An attribute not loaded yet is a reference nobody holds, so
-    only the loaded ones (its ``__dict__``) are looked at. Any other module
-    (a subclass of ``ModuleType``, or one with only its own ``__dir__``) gets
-    freezegun's own check.
+    A module is read from its ``__dict__``, the values freezegun's
+    ``getattr`` of each name gives a plain module. For a module with a
+    ``__getattr__`` of its own that is also what keeps it lazy: freezegun's
+    ``getattr`` of every name its ``dir()`` lists imports them all
+    (``retrychaos``'s own exports alone pull in some 170 modules, Hypothesis
+    and pydantic among them: 0.4 s of CPU in the first run of a process),
+    and an attribute not loaded yet is a reference nobody holds. Any other
+    module (a subclass of ``ModuleType``, or one with only its own
+    ``__dir__``) gets freezegun's own check.
     """
     names = module.__dict__
     lazy = "__getattr__" in names
     if type(module) is not ModuleType or (not lazy and "__dir__" in names):
         return _freezegun_attributes(module)
     seen = _SEEN.get(module.__name__)
-    if seen is not None and seen[0] is module and names.keys() == seen[1]:
+    keys = tuple(names)
+    if seen is not None and seen[0] is module and keys == seen[1]:
         return seen[2]
-    keys = frozenset(names)
-    if lazy:
-        real = fz._real_time_object_ids  # noqa: SLF001
-        found = [(name, value) for name, value in list(names.items()) if id(value) in real]
-    else:
-        found = _freezegun_attributes(module)
+    real = fz._real_time_object_ids  # noqa: SLF001
+    found = [(name, value) for name, value in list(names.items()) if id(value) in real]
     _SEEN[module.__name__] = (module, keys, found)
     return found
 

@@ -88,3 +88,21 @@ def test_a_key_that_is_not_plain_takes_the_round_trip(key: object) -> None:
 def test_the_largest_plain_ints_are_plain() -> None:
     """2**64 - 1 and its negative are within 64 bits."""
     assert _is_plain({"high": 2**64 - 1, "low": -(2**64) + 1, "flag": True, "none": None})
+
+
+class _Text(str):
+    """A str subclass: equal to a plain key, but not of the exact type."""
+
+    __slots__ = ()
+
+
+def test_a_key_equal_to_a_remembered_one_but_of_a_str_subclass_is_not_plain() -> None:
+    """A shape remembered for plain keys is not reused for equal keys of another type."""
+    assert _is_plain({"event": "attempt", "attempt": 1})
+    assert not _is_plain({_Text("event"): "attempt", "attempt": 1})
+
+
+def test_a_remembered_shape_still_checks_each_record_s_values() -> None:
+    """Two records with the same keys are judged by their own values."""
+    assert _is_plain({"event": "attempt", "error": "fine"})
+    assert not _is_plain({"event": "attempt", "error": SECRET_PREFIX + "abcdef"})

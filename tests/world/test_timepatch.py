@@ -36,6 +36,11 @@ async def _read(module: types.ModuleType, clock: VirtualClock) -> list[float]:
     return [module.monotonic(), module.wall() - clock.epoch]
 
 
+async def _nothing(clock: VirtualClock) -> None:
+    del clock
+    await asyncio.sleep(1.0)
+
+
 def _install(module: types.ModuleType, **names: Any) -> None:
     for name, value in names.items():
         setattr(module, name, value)
@@ -55,26 +60,27 @@ def test_a_reference_gained_between_runs_is_patched_in_the_next_run(
     module: types.ModuleType,
 ) -> None:
     """A module scanned in one run that later gains time references reads the clock in the next."""
-
-    async def nothing(clock: VirtualClock) -> None:
-        await asyncio.sleep(1.0)
-
-    run_virtual(nothing)  # the module is scanned, and holds nothing then
+    run_virtual(_nothing)  # the module is scanned, and holds nothing then
     _install(module, monotonic=time.monotonic, wall=time.time)
     assert run_virtual(lambda clock: _read(module, clock)) == [7.0, 7.0]
 
 
-def test_a_reference_replacing_another_name_is_patched_in_the_next_run(
-    module: types.ModuleType,
+@pytest.mark.parametrize(
+    ("removed", "kept"),
+    [("other", {"other": 1, "another": 2}), ("wall", {"wall": 1, "other": 2})],
+    ids=["another-name", "the-same-name-again"],
+)
+def test_a_name_rebound_to_a_time_function_between_runs_is_patched_in_the_next_run(
+    module: types.ModuleType, removed: str, kept: dict[str, int]
 ) -> None:
-    """Names swapped between runs (same count of attributes) are scanned again."""
-    _install(module, monotonic=time.monotonic, other=1, another=2)
+    """A name deleted, then ``wall`` bound to time.time (same count of names) is scanned again.
 
-    async def nothing(clock: VirtualClock) -> None:
-        await asyncio.sleep(1.0)
-
-    run_virtual(nothing)
-    del module.other
+    Deleting ``other`` swaps one name for another; deleting ``wall`` itself
+    leaves the same names in another order.
+    """
+    _install(module, monotonic=time.monotonic, **kept)
+    run_virtual(_nothing)
+    delattr(module, removed)
     module.wall = time.time
     assert run_virtual(lambda clock: _read(module, clock)) == [7.0, 7.0]
 
