@@ -34,6 +34,8 @@ _SHOWN = 5
 """Processes a note names; the rest are counted."""
 _COMMAND = 60
 """Characters of a process's command line a note quotes."""
+_COMMAND_READS = 100
+"""Reads of an empty command line before the process's name stands in for it."""
 
 
 def become_subreaper() -> bool:
@@ -69,12 +71,25 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _command(pid: int) -> str:
+    """``pid``'s command line, or its name in brackets while it has none to read.
+
+    A process that has just exec'd can be seen before the kernel has set its
+    new command line (its parent's ``Popen`` has already returned): the read
+    is retried a few times, then the process's name (``comm``) stands in.
+    """
+    for _ in range(_COMMAND_READS):
+        try:
+            raw = (_PROC / str(pid) / "cmdline").read_bytes()
+        except OSError:
+            return "?"
+        if raw:
+            text = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+            return text if len(text) <= _COMMAND else text[: _COMMAND - 1] + "…"
+        os.sched_yield()
     try:
-        raw = (_PROC / str(pid) / "cmdline").read_bytes()
+        return f"[{(_PROC / str(pid) / 'comm').read_text().strip()}]"
     except OSError:
         return "?"
-    text = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
-    return text if len(text) <= _COMMAND else text[: _COMMAND - 1] + "…"
 
 
 def _is_zombie(pid: int) -> bool:
@@ -110,7 +125,7 @@ def kill_leftovers() -> list[str]:
             break
         for pid in live:
             if pid not in named:
-                named[pid] = f"{pid} ({_command(pid) or '?'})"
+                named[pid] = f"{pid} ({_command(pid)})"
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         for pid in live:
