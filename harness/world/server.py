@@ -97,8 +97,9 @@ class Server:
         self._jitter = spec.latency_jitter_s > 0
         self._bucket = TokenBucket(spec.rate_limit) if spec.rate_limit is not None else None
         self.plain_reads = not spec.side_effect and self._bucket is None
-        """A read-only tool without a rate limit: plan_read() plans its attempts but a rule's
-        after the commit step (slow, timeout_after_commit, reset_after_commit)."""
+        """A read-only tool without a rate limit: plan_read() plans its attempts, except
+        those whose rule acts after the commit step (slow, timeout_after_commit,
+        reset_after_commit)."""
         self._store = IdempotencyStore()
         self._latency = to_ns(spec.latency_s)
         self._replies: dict[int, tuple[FaultRule, Reply]] = {}
@@ -117,14 +118,14 @@ class Server:
         Steps 4 to 8 are then step 5 or step 6 alone (most attempts of a
         fleet): no rate limit, no key to look up, nothing to commit.
         """
-        latency_ns = self._latency_ns(rng) if self._jitter else self._latency
+        latency_ns = self._jittered_ns(rng) if self._jitter else self._latency
         if rule is None:
             return Plan(self._read(args, args_key), latency_ns)
         return self._before_commit(rule, latency_ns)
 
     def plan(self, rule: FaultRule | None, attempt: Received, rng: random.Random) -> Plan:
         """Steps 4 to 8: decide the answer of a received attempt (commits happen here)."""
-        latency_ns = self._latency_ns(rng) if self._jitter else self._latency
+        latency_ns = self._jittered_ns(rng) if self._jitter else self._latency
         if self._bucket is not None and (wait_ns := self._bucket.take(attempt.start_ns)):
             return Plan(responses.rate_limited(wait_ns), latency_ns)
         if rule is not None and rule.fault in PRE_COMMIT:
@@ -206,11 +207,10 @@ class Server:
             args_key=args_key,
         )
 
-    def _latency_ns(self, rng: random.Random) -> int:
+    def _jittered_ns(self, rng: random.Random) -> int:
+        """One attempt's latency at a tool with jitter (without, it is ``self._latency``)."""
         spec = self.spec
-        if spec.latency_jitter_s > 0:
-            return to_ns(spec.latency_s + rng.uniform(0.0, spec.latency_jitter_s))
-        return self._latency
+        return to_ns(spec.latency_s + rng.uniform(0.0, spec.latency_jitter_s))
 
     def _emit(self, kind: str, who: Who, data: Mapping[str, Any]) -> None:
         self._recorder.record(kind, who[0], who[1], who[2], who[3], self._name, data)
