@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pickle
@@ -40,6 +41,58 @@ def run_retrychaos(*args: str, cwd: Path, timeout: float = 120) -> subprocess.Co
 def retrychaos():
     """The real command: ``retrychaos(*args, cwd=folder)``."""
     return run_retrychaos
+
+
+_KEPT = Path(__file__).resolve().parents[1]
+"""This tree: the harness and the tests, whose modules stay imported after a run in-process."""
+
+
+def _ours(where: str) -> bool:
+    """Whether ``where`` is this tree's or an installed module's (not a user project's)."""
+    path = Path(where).resolve()
+    roots = {_KEPT, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    return any(path.is_relative_to(root) for root in roots)
+
+
+def run_in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The command's own app, run in this process as the console script runs it.
+
+    For tests of what the command prints and the code it exits with: a new
+    process costs about a second of CPU, most of it importing the harness,
+    which this process has imported already. What only a process shows
+    (signals, a timeout, what is left running, the environment it starts
+    with) is tested with :func:`run_retrychaos`. The environment is the one
+    the real command gets (no COLUMNS, NO_COLOR set); the folder is ``cwd``;
+    a user module the command imports (from outside this tree and the
+    installed packages) is forgotten afterwards, as is the folder it added
+    to ``sys.path``, so the next test's project, whose modules have the
+    same names, is imported afresh. An exception the app lets
+    through is raised here (the real command would print a traceback).
+    """
+    from typer.testing import CliRunner  # noqa: PLC0415 (only in-process tests need it)
+
+    from retrychaos.cli import app  # noqa: PLC0415
+
+    path, modules = list(sys.path), set(sys.modules)
+    runner = CliRunner(env={"COLUMNS": None, "PYTHONPATH": None, "NO_COLOR": "1"})
+    try:
+        with contextlib.chdir(cwd):
+            result = runner.invoke(app, list(args), catch_exceptions=False, prog_name="retrychaos")
+    finally:
+        sys.path[:] = path
+        for name in set(sys.modules) - modules:
+            where = getattr(sys.modules[name], "__file__", None)
+            if where is not None and not _ours(where):
+                del sys.modules[name]
+    return subprocess.CompletedProcess(
+        ["retrychaos", *args], result.exit_code, result.stdout, result.stderr
+    )
+
+
+@pytest.fixture
+def cli():
+    """The command run in this process: ``cli(*args, cwd=folder)`` (:func:`run_in_process`)."""
+    return run_in_process
 
 
 def shared_once(tmp_path_factory: pytest.TempPathFactory, name: str, compute: Callable[[], T]) -> T:

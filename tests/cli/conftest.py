@@ -1,4 +1,4 @@
-"""What the CLI tests share: the real command, run in a user's project."""
+"""What the CLI tests share: a user's project for the command to run in."""
 
 from __future__ import annotations
 

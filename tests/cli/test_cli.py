@@ -108,10 +108,10 @@ def test_misbehaving_controllers_fail_their_own_runs_and_the_suite_goes_on(
     ],
 )
 def test_a_bad_controller_path_is_a_usage_error(
-    project: Path, retrychaos, controller: str, message: str
+    project: Path, cli, controller: str, message: str
 ) -> None:
     """Unknown names, modules, attributes and signatures exit 2 naming what was expected."""
-    result = retrychaos("run", "scenarios", "-c", controller, "--seed", "1", cwd=project)
+    result = cli("run", "scenarios", "-c", controller, "--seed", "1", cwd=project)
     assert result.returncode == 2
     assert message in " ".join(result.stderr.split())
     if controller == "nosuch":
@@ -120,9 +120,9 @@ def test_a_bad_controller_path_is_a_usage_error(
         assert "or an import path 'package.module:factory'" in " ".join(result.stderr.split())
 
 
-def test_a_factory_returning_no_call_method_fails_the_run(project: Path, retrychaos) -> None:
+def test_a_factory_returning_no_call_method_fails_the_run(project: Path, cli) -> None:
     """A factory whose object has no call() fails that run with the contract spelt out."""
-    result = retrychaos(
+    result = cli(
         "run",
         "scenarios",
         "-c",
@@ -153,28 +153,26 @@ def test_a_bad_scenario_file_is_a_usage_error_naming_file_and_field(
     assert "bad.yaml: workload.agents" in result.stderr
 
 
-def test_reference_passes_and_naive_fails_with_exit_codes(project: Path, retrychaos) -> None:
+def test_reference_passes_and_naive_fails_with_exit_codes(project: Path, cli) -> None:
     """Exit 0 when every run holds, 1 when an invariant is violated."""
-    ok = retrychaos("run", "scenarios", "--seeds", "2", "--report", "ok", cwd=project)
+    ok = cli("run", "scenarios", "--seeds", "2", "--report", "ok", cwd=project)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    bad = retrychaos(
-        "run", "scenarios", "-c", "naive", "--seeds", "2", "--report", "bad", cwd=project
-    )
+    bad = cli("run", "scenarios", "-c", "naive", "--seeds", "2", "--report", "bad", cwd=project)
     assert bad.returncode == 1
     assert "backoff_bounded_and_jittered" in bad.stdout
 
 
-def test_list_names_scenarios_invariants_and_controllers(project: Path, retrychaos) -> None:
+def test_list_names_scenarios_invariants_and_controllers(project: Path, cli) -> None:
     """`retrychaos list` shows the shipped library, every invariant id and the built-ins."""
-    result = retrychaos("list", cwd=project)
+    result = cli("list", cwd=project)
     assert result.returncode == 0, result.stderr
     for needle in ("transient/burst-503-clears", "no_duplicate_side_effects", "naive", "reference"):
         assert needle in result.stdout
 
 
-def test_replay_prints_the_timeline_and_verdict(project: Path, retrychaos) -> None:
+def test_replay_prints_the_timeline_and_verdict(project: Path, cli) -> None:
     """`retrychaos replay` re-runs one case and prints its requests and verdict."""
-    result = retrychaos(
+    result = cli(
         "replay",
         "--scenario",
         "burst-503-clears",
@@ -191,21 +189,21 @@ def test_replay_prints_the_timeline_and_verdict(project: Path, retrychaos) -> No
     assert "FAILED" in result.stdout
 
 
-def test_schema_prints_json_schema(project: Path, retrychaos) -> None:
+def test_schema_prints_json_schema(project: Path, cli) -> None:
     """`retrychaos schema` prints a JSON Schema with the top-level keys."""
-    result = retrychaos("schema", cwd=project)
+    result = cli("schema", cwd=project)
     assert result.returncode == 0
     schema = json.loads(result.stdout)
     assert {"name", "tools", "workload"} <= set(schema["properties"])
 
 
-def test_an_unknown_time_zone_is_a_usage_error(project: Path, retrychaos) -> None:
+def test_an_unknown_time_zone_is_a_usage_error(project: Path, cli) -> None:
     """A scenario on a zone that does not exist exits 2 naming the field and what was expected."""
     (project / "scenarios" / "mars.yaml").write_text(
         "name: mars\ndescription: x\ntimezone: Mars/Olympus_Mons\n"
         "tools: [{name: search}]\nworkload: {calls: [{tool: search}]}\n"
     )
-    result = retrychaos("run", "scenarios", "--seed", "1", cwd=project)
+    result = cli("run", "scenarios", "--seed", "1", cwd=project)
     assert result.returncode == 2
     assert (
         "mars.yaml: timezone: expected an IANA time zone name (like UTC, Asia/Kolkata or "

@@ -24,7 +24,7 @@ def _runs(report: Path) -> list[tuple[str, str, int]]:
     return [(r["controller"], r["scenario"], r["seed"]) for r in runs]
 
 
-def test_the_table_sets_paths_controller_seeds_report_and_watchdog(project: Path, retrychaos):
+def test_the_table_sets_paths_controller_seeds_report_and_watchdog(project: Path, cli):
     """A bare `run` from a sub-folder reads the nearest pyproject.toml above it."""
     _configure(
         project,
@@ -32,7 +32,7 @@ def test_the_table_sets_paths_controller_seeds_report_and_watchdog(project: Path
         'report = "reports/chaos"\nwatchdog = 60\n',
     )
     (project / "sub").mkdir()
-    result = retrychaos("run", cwd=project / "sub")
+    result = cli("run", cwd=project / "sub")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0] == (
         "collected 2 cases: 1 scenario x 1 controller x 2 seeds"
@@ -46,10 +46,10 @@ def test_the_table_sets_paths_controller_seeds_report_and_watchdog(project: Path
     )
 
 
-def test_flags_override_the_table_key_by_key(project: Path, retrychaos):
+def test_flags_override_the_table_key_by_key(project: Path, cli):
     """-c, --seed and --report win over the table; the table still gives the paths."""
     _configure(project, 'scenarios = "scenarios"\ncontroller = ["naive"]\nseeds = [7]\n')
-    result = retrychaos("run", "-c", "reference", "--seed", "2", "--report", "out", cwd=project)
+    result = cli("run", "-c", "reference", "--seed", "2", "--report", "out", cwd=project)
     assert result.returncode == 0, result.stderr
     assert _runs(project / "out") == [("reference", "burst-503-clears", 2)]
 
@@ -96,25 +96,25 @@ def test_a_replay_command_printed_under_a_config_runs_from_the_same_folder(
         ("report = 3\n", "[tool.retrychaos].report: expected a directory path, got 3"),
     ],
 )
-def test_a_bad_table_is_a_usage_error_naming_the_key(project: Path, retrychaos, table, message):
+def test_a_bad_table_is_a_usage_error_naming_the_key(project: Path, cli, table, message):
     """Unknown keys and values of the wrong kind exit 2, naming the file, the key and the known keys."""
     _configure(project, table)
-    result = retrychaos("run", cwd=project)
+    result = cli("run", cwd=project)
     assert result.returncode == 2
     assert result.stderr == f"error: pyproject.toml: {message}\n"
 
 
-def test_a_pyproject_that_is_not_toml_is_a_usage_error(project: Path, retrychaos):
+def test_a_pyproject_that_is_not_toml_is_a_usage_error(project: Path, cli):
     """A broken pyproject.toml exits 2 and says so."""
     (project / "pyproject.toml").write_text("[tool.retrychaos\n")
-    result = retrychaos("run", cwd=project)
+    result = cli("run", cwd=project)
     assert result.returncode == 2
     assert result.stderr.startswith("error: pyproject.toml: not valid TOML (")
 
 
-def test_a_pyproject_without_the_table_changes_nothing(project: Path, retrychaos):
+def test_a_pyproject_without_the_table_changes_nothing(project: Path, cli):
     """Only [tool.retrychaos] is read: a project without it runs the shipped library."""
     (project / "pyproject.toml").write_text('[project]\nname = "mine"\n')
-    result = retrychaos("run", "-k", "burst-503", "--seed", "1", "--report", "out", cwd=project)
+    result = cli("run", "-k", "burst-503", "--seed", "1", "--report", "out", cwd=project)
     assert result.returncode == 0, result.stderr
     assert _runs(project / "out") == [("reference", "burst-503-clears", 1)]

@@ -15,9 +15,9 @@ REPLAY = (
 )
 
 
-def test_a_run_judging_the_library_alone_says_so_everywhere(project: Path, retrychaos) -> None:
+def test_a_run_judging_the_library_alone_says_so_everywhere(project: Path, cli) -> None:
     """The output, the case ids and results.json name the override; replay gets the flags."""
-    result = retrychaos(
+    result = cli(
         *("run", "scenarios", "-c", "naive", "--seed", "1", "--report", "out"),
         *("--model", "obedient", "--no-sdk-layer"),
         cwd=project,
@@ -37,10 +37,10 @@ def test_a_run_judging_the_library_alone_says_so_everywhere(project: Path, retry
     assert [(run["scenario"], run["replay"]) for run in runs] == [(ALONE, REPLAY)]
 
 
-def test_replay_takes_the_flags_or_the_reported_name(project: Path, retrychaos) -> None:
+def test_replay_takes_the_flags_or_the_reported_name(project: Path, cli) -> None:
     """Replay with the flags, or with the name a report shows, re-runs the overridden case."""
-    by_flags = retrychaos(*REPLAY.split()[1:], cwd=project)
-    by_name = retrychaos(
+    by_flags = cli(*REPLAY.split()[1:], cwd=project)
+    by_name = cli(
         *("replay", "--scenario", ALONE, "--controller", "naive", "--seed", "1"),
         "scenarios/burst.yaml",
         cwd=project,

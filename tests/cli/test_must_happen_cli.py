@@ -34,10 +34,10 @@ MISSED = (
 )
 
 
-def test_an_unknown_event_is_an_input_error_naming_the_vocabulary(tmp_path: Path, retrychaos):
+def test_an_unknown_event_is_an_input_error_naming_the_vocabulary(tmp_path: Path, cli):
     """`check` refuses a misspelt event with exit 2 and lists every known one."""
     (tmp_path / "burst.yaml").write_text(SCENARIO + "must_happen: [breaker_open]\n")
-    result = retrychaos("check", "burst.yaml", cwd=tmp_path)
+    result = cli("check", "burst.yaml", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.splitlines() == [
         (
@@ -49,12 +49,12 @@ def test_an_unknown_event_is_an_input_error_naming_the_vocabulary(tmp_path: Path
     ]
 
 
-def test_a_missed_event_fails_the_run_in_every_report(tmp_path: Path, retrychaos):
+def test_a_missed_event_fails_the_run_in_every_report(tmp_path: Path, cli):
     """The run exits 1; the CLI, results.json, junit.xml and summary.md all say which event was missed."""
     (tmp_path / "burst.yaml").write_text(
         SCENARIO + "must_happen: [recovered_after_failure, commit_deduplicated]\n"
     )
-    result = retrychaos("run", "burst.yaml", "--seed", "1", "--report", "out", cwd=tmp_path)
+    result = cli("run", "burst.yaml", "--seed", "1", "--report", "out", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     assert f"vacuous:    {MISSED}" in result.stdout.splitlines()
     run = json.loads((tmp_path / "out" / "results.json").read_text())["runs"][0]
@@ -67,9 +67,9 @@ def test_a_missed_event_fails_the_run_in_every_report(tmp_path: Path, retrychaos
     assert MISSED in html.unescape((tmp_path / "out" / "index.html").read_text())
 
 
-def test_list_prints_the_vocabulary(tmp_path: Path, retrychaos):
+def test_list_prints_the_vocabulary(tmp_path: Path, cli):
     """`retrychaos list` prints every must-happen event with its definition, after the verdicts."""
-    lines = retrychaos("list", cwd=tmp_path).stdout.splitlines()
+    lines = cli("list", cwd=tmp_path).stdout.splitlines()
     at = lines.index("must_happen events (a scenario may declare them)")
     assert lines[at - 1].startswith("  vacuous run: ")
     assert lines[at + 1 : at + 1 + len(EVENTS)] == [

@@ -31,9 +31,9 @@ VACUOUS = (
 )
 
 
-def test_a_failing_run_ends_with_failure_blocks_most_important_first(project: Path, retrychaos):
+def test_a_failing_run_ends_with_failure_blocks_most_important_first(project: Path, cli):
     """A run that did not finish comes first, then by gravest invariant; a vacuous run says so."""
-    result = retrychaos(
+    result = cli(
         "run",
         "scenarios",
         *("-c", "naive", "-c", "user_controllers:raises", "-c", "user_controllers:factory_raises"),
@@ -89,9 +89,9 @@ def test_a_failing_run_ends_with_failure_blocks_most_important_first(project: Pa
     assert result.stderr == ""
 
 
-def test_blocks_are_capped_with_and_n_more(project: Path, retrychaos):
+def test_blocks_are_capped_with_and_n_more(project: Path, cli):
     """Seven failing cases print five blocks, then say how many more there are."""
-    result = retrychaos(
+    result = cli(
         "run", "scenarios", "-c", "naive", "--seeds", "1-7", "--report", "out", cwd=project
     )
     assert result.returncode == 1
@@ -106,9 +106,9 @@ def test_blocks_are_capped_with_and_n_more(project: Path, retrychaos):
     ]
 
 
-def test_a_sync_controller_that_raised_leaves_its_traceback_in_the_trace(project: Path, retrychaos):
+def test_a_sync_controller_that_raised_leaves_its_traceback_in_the_trace(project: Path, cli):
     """The first raise of a run is in its decision event and results.json, file and line."""
-    result = retrychaos(
+    result = cli(
         "run",
         "scenarios",
         *("-c", "user_controllers:sync_raises", "-c", "user_controllers:factory_raises"),
@@ -156,23 +156,21 @@ def test_a_sync_controller_that_raised_leaves_its_traceback_in_the_trace(project
     }
 
 
-def test_the_printed_replay_command_runs_as_printed(project: Path, retrychaos):
+def test_the_printed_replay_command_runs_as_printed(project: Path, cli):
     """The replay line of a block, pasted in the same folder, replays the case and fails."""
-    ran = retrychaos(
-        "run", "scenarios", "-c", "user_controllers:raises", "--seed", "2", cwd=project
-    )
+    ran = cli("run", "scenarios", "-c", "user_controllers:raises", "--seed", "2", cwd=project)
     line = next(x for x in ran.stdout.splitlines() if x.startswith("replay:"))
     words = shlex.split(line.removeprefix("replay:"))
     assert words[0] == "retrychaos"
-    replayed = retrychaos(*words[1:], cwd=project)
+    replayed = cli(*words[1:], cwd=project)
     assert replayed.returncode == 1, replayed.stderr
     assert replayed.stdout.splitlines()[-1] == f"FAILED  ({shlex.join(words)})"
     assert "RuntimeError: boom in call" in replayed.stdout
 
 
-def test_a_passing_reference_run_names_the_naive_controller_to_try(tmp_path: Path, retrychaos):
+def test_a_passing_reference_run_names_the_naive_controller_to_try(tmp_path: Path, cli):
     """From an empty folder, the shipped library runs, and the summary shows the naive command."""
-    result = retrychaos(
+    result = cli(
         "run", "-k", "burst-503-clears", "--seed", "1", "--report", "reports/latest", cwd=tmp_path
     )
     assert result.returncode == 0, result.stderr
@@ -187,7 +185,7 @@ def test_a_passing_reference_run_names_the_naive_controller_to_try(tmp_path: Pat
         "  retrychaos run --controller naive -k burst-503-clears --seed 1 --report reports/naive",
     ]
     naive = shlex.split(result.stdout.splitlines()[-1])
-    failed = retrychaos(*naive[1:], cwd=tmp_path)
+    failed = cli(*naive[1:], cwd=tmp_path)
     assert failed.returncode == 1
     assert "=================================== FAILURES ===" in failed.stdout
 
@@ -223,13 +221,13 @@ def test_output_is_never_wrapped_or_marked_up_without_a_tty(tmp_path: Path, retr
     assert all(line.startswith(("  ", *sections)) for line in listed)
 
 
-def test_version_and_short_help(tmp_path: Path, retrychaos):
+def test_version_and_short_help(tmp_path: Path, cli):
     """`--version` prints the installed version; `-h` is `--help`, and names the settings table."""
-    shown = retrychaos("--version", cwd=tmp_path)
+    shown = cli("--version", cwd=tmp_path)
     assert shown.returncode == 0
     assert shown.stdout == f"retrychaos {version('retrychaos')}\n"
-    short, long = retrychaos("-h", cwd=tmp_path), retrychaos("--help", cwd=tmp_path)
+    short, long = cli("-h", cwd=tmp_path), cli("--help", cwd=tmp_path)
     assert short.returncode == long.returncode == 0
     assert short.stdout == long.stdout
     assert "[tool.retrychaos] in the nearest pyproject.toml" in " ".join(short.stdout.split())
-    assert retrychaos("run", "-h", cwd=tmp_path).stdout.startswith("Usage: retrychaos run")
+    assert cli("run", "-h", cwd=tmp_path).stdout.startswith("Usage: retrychaos run")

@@ -79,9 +79,9 @@ def test_k_matches_like_pytest(expression, name, expected):
         ("a b", "unexpected 'b'"),
     ],
 )
-def test_a_bad_k_expression_says_what_is_wrong(project: Path, retrychaos, expression, why):
+def test_a_bad_k_expression_says_what_is_wrong(project: Path, cli, expression, why):
     """A malformed expression exits 2 with the expected form and where it went wrong."""
-    result = retrychaos("run", "-k", expression, cwd=project)
+    result = cli("run", "-k", expression, cwd=project)
     assert result.returncode == 2
     assert result.stderr == K_FORMS.format(expression, why)
     with pytest.raises(HarnessInputError):
@@ -93,9 +93,9 @@ def _ran(project: Path) -> list[tuple[str, int]]:
     return [(r["scenario"], r["seed"]) for r in runs]
 
 
-def test_k_and_tag_select_from_the_shipped_library(project: Path, retrychaos):
+def test_k_and_tag_select_from_the_shipped_library(project: Path, cli):
     """-k and --tag combine; the header says how many scenarios were left out."""
-    result = retrychaos(
+    result = cli(
         "run",
         "--tag",
         "transient",
@@ -119,9 +119,9 @@ def test_k_and_tag_select_from_the_shipped_library(project: Path, retrychaos):
     ]
 
 
-def test_without_seeds_each_scenario_runs_its_own(project: Path, retrychaos):
+def test_without_seeds_each_scenario_runs_its_own(project: Path, cli):
     """No --seeds: the header says each scenario runs its own seeds (here the default three)."""
-    result = retrychaos("run", "-k", "burst-503-clears", "--report", "out", cwd=project)
+    result = cli("run", "-k", "burst-503-clears", "--report", "out", cwd=project)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0] == (
         f"collected 3 cases: 1 scenario x 1 controller x their seeds ({SHIPPED - 1} scenarios "
@@ -130,9 +130,9 @@ def test_without_seeds_each_scenario_runs_its_own(project: Path, retrychaos):
     assert _ran(project) == [("burst-503-clears", n) for n in (1, 2, 3)]
 
 
-def test_invariant_judges_only_those_and_drops_scenarios_it_cannot_judge(project: Path, retrychaos):
+def test_invariant_judges_only_those_and_drops_scenarios_it_cannot_judge(project: Path, cli):
     """--invariant narrows what each scenario is judged on; scenarios left with none are dropped."""
-    result = retrychaos(
+    result = cli(
         "run",
         "--tag",
         "transient",
@@ -199,17 +199,17 @@ def test_invariant_judges_only_those_and_drops_scenarios_it_cannot_judge(project
         (["--max-planned-calls", "0"], "error: --max-planned-calls expects a count >= 1, got 0"),
     ],
 )
-def test_bad_selections_are_usage_errors(project: Path, retrychaos, args, message):
+def test_bad_selections_are_usage_errors(project: Path, cli, args, message):
     """Each bad value exits 2 before anything runs, naming what was expected."""
-    result = retrychaos("run", *args, "--report", "out", cwd=project)
+    result = cli("run", *args, "--report", "out", cwd=project)
     assert result.returncode == 2
     assert result.stderr == message + "\n"
     assert not (project / "out").exists()
 
 
-def test_replay_takes_c_and_finds_a_shipped_scenario_from_any_folder(tmp_path: Path, retrychaos):
+def test_replay_takes_c_and_finds_a_shipped_scenario_from_any_folder(tmp_path: Path, cli):
     """`replay -c naive --scenario NAME` works outside any project, from the package data."""
-    result = retrychaos("replay", "--scenario", "burst-503-clears", "-c", "naive", cwd=tmp_path)
+    result = cli("replay", "--scenario", "burst-503-clears", "-c", "naive", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout.splitlines()[-1] == (
         "FAILED  (retrychaos replay --scenario burst-503-clears --controller naive --seed 1)"

@@ -76,11 +76,11 @@ def table(name: str, cells: str) -> list[str]:
     ]
 
 
-def test_one_scenario_covers_its_rules_and_names_the_rest(tmp_path: Path, retrychaos) -> None:
+def test_one_scenario_covers_its_rules_and_names_the_rest(tmp_path: Path, cli) -> None:
     """On forbidden-403 the permanent and honesty bugs are caught; the other rules are listed uncovered."""
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "forbidden-403.yaml").write_text(FORBIDDEN.read_text())
-    result = retrychaos("selftest", "mine", "--seeds", "1", cwd=tmp_path)
+    result = cli("selftest", "mine", "--seeds", "1", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     caught = "caught by 1 scenario (mine/forbidden-403)"
     expected = [
@@ -141,9 +141,9 @@ def test_a_scenario_failing_correct_controllers_is_a_false_alarm(
         ),
     ],
 )
-def test_bad_options_are_usage_errors(tmp_path: Path, retrychaos, args, message) -> None:
+def test_bad_options_are_usage_errors(tmp_path: Path, cli, args, message) -> None:
     """A bad seed list, job count, watchdog or an empty selection exits 2 before running."""
-    result = retrychaos("selftest", *args, cwd=tmp_path)
+    result = cli("selftest", *args, cwd=tmp_path)
     assert (result.returncode, result.stdout, result.stderr.strip()) == (2, "", message)
 
 
