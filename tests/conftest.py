@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import os
 import pickle
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 T = TypeVar("T")
 
@@ -54,39 +56,87 @@ def _ours(where: str) -> bool:
     return any(path.is_relative_to(root) for root in roots)
 
 
+@contextlib.contextmanager
+def _as_the_command(cwd: Path, out: Any, err: Any) -> Iterator[None]:
+    """This process, for the block, as the console script starts: folder, environment, output.
+
+    Descriptors 1 and 2 write into ``out`` and ``err``, and ``sys.stdout``
+    and ``sys.stderr`` write straight through to them: a worker process the
+    command forks inherits both, so what it prints lands in the same file,
+    in the same order, as on the real command's pipes.
+    """
+    environ = dict(os.environ)
+    for name in ("COLUMNS", "PYTHONPATH"):
+        os.environ.pop(name, None)
+    os.environ["NO_COLOR"] = "1"
+    streams = sys.stdout, sys.stderr
+    streams[0].flush()
+    streams[1].flush()
+    saved = os.dup(1), os.dup(2)
+    os.dup2(out.fileno(), 1)
+    os.dup2(err.fileno(), 2)
+    sys.stdout, sys.stderr = (
+        io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8", write_through=True)
+        for fd in (1, 2)
+    )
+    try:
+        with contextlib.chdir(cwd):
+            yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = streams
+        for fd, old in zip((1, 2), saved, strict=True):
+            os.dup2(old, fd)
+            os.close(old)
+        os.environ.clear()
+        os.environ.update(environ)
+
+
+def _read(file: Any) -> str:
+    file.seek(0)
+    return str(file.read().decode("utf-8", "replace"))
+
+
 def run_in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The command's own app, run in this process as the console script runs it.
+    """The command's entry point, called in this process as the console script calls it.
 
     For tests of what the command prints and the code it exits with: a new
     process costs about a second of CPU, most of it importing the harness,
     which this process has imported already. What only a process shows
     (signals, a timeout, what is left running, the environment it starts
-    with) is tested with :func:`run_retrychaos`. The environment is the one
-    the real command gets (no COLUMNS, NO_COLOR set); the folder is ``cwd``;
-    a user module the command imports (from outside this tree and the
-    installed packages) is forgotten afterwards, as is the folder it added
-    to ``sys.path``, so the next test's project, whose modules have the
-    same names, is imported afresh. An exception the app lets
-    through is raised here (the real command would print a traceback).
+    with, a TTY or none) is tested with :func:`run_retrychaos`. The
+    environment is the one the real command gets (no COLUMNS, NO_COLOR set),
+    the folder is ``cwd``, and its output is read from files behind
+    descriptors 1 and 2 (:func:`_as_the_command`). A user module the command
+    imports (from outside this tree and the installed packages) is forgotten
+    afterwards, as is the folder it added to ``sys.path``, so the next
+    test's project, whose modules have the same names, is imported afresh.
+    An exception the command lets through is raised here (the real command
+    would print its traceback and exit 1).
     """
-    from typer.testing import CliRunner  # noqa: PLC0415 (only in-process tests need it)
-
-    from retrychaos.cli import app  # noqa: PLC0415
+    from retrychaos.cli import app  # noqa: PLC0415 (only in-process tests need it)
 
     path, modules = list(sys.path), set(sys.modules)
-    runner = CliRunner(env={"COLUMNS": None, "PYTHONPATH": None, "NO_COLOR": "1"})
+    code: int | str | None = 0
     try:
-        with contextlib.chdir(cwd):
-            result = runner.invoke(app, list(args), catch_exceptions=False, prog_name="retrychaos")
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            with _as_the_command(cwd, out, err):
+                try:
+                    app(args=list(args), prog_name="retrychaos")
+                except SystemExit as exc:
+                    code = exc.code
+            stdout, stderr = _read(out), _read(err)
     finally:
         sys.path[:] = path
         for name in set(sys.modules) - modules:
             where = getattr(sys.modules[name], "__file__", None)
             if where is not None and not _ours(where):
                 del sys.modules[name]
-    return subprocess.CompletedProcess(
-        ["retrychaos", *args], result.exit_code, result.stdout, result.stderr
-    )
+    if not isinstance(code, int):  # sys.exit(None) is 0; sys.exit("text") prints it, exits 1
+        stderr += "" if code is None else f"{code}\n"
+        code = 0 if code is None else 1
+    return subprocess.CompletedProcess(["retrychaos", *args], code, stdout, stderr)
 
 
 @pytest.fixture

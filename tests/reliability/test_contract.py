@@ -8,11 +8,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def test_editing_env_contract_changes_no_verdict(project: Path, retrychaos, runs) -> None:
+def test_editing_env_contract_changes_no_verdict(project: Path, cli, runs) -> None:
     """A controller that raises its own budget in env.contract is judged as one that does not, and so is the next."""
     burst = project / "scenarios" / "burst.yaml"
     burst.write_text(burst.read_text().replace("attempts: [1, 2]", "attempts: [1, 2, 3, 4, 5]"))
-    result = retrychaos(
+    result = cli(
         "run",
         "scenarios",
         "-c",

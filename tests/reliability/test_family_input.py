@@ -92,10 +92,10 @@ def families(tmp_path: Path) -> Path:
     [("families:ClassDeclares", "'requests'"), ("families:function_declares", "'httpx3'")],
 )
 def test_a_factory_declaring_an_unknown_family_exits_2(
-    families: Path, retrychaos, controller: str, declared: str
+    families: Path, cli, controller: str, declared: str
 ) -> None:
     """Declared on the factory (a class attribute, a function's attribute): refused before running."""
-    result = retrychaos("run", "scenarios", "-c", controller, "--report", "out", cwd=families)
+    result = cli("run", "scenarios", "-c", controller, "--report", "out", cwd=families)
     assert result.returncode == 2, result.stdout
     assert result.stderr == (
         f"error: controller {controller!r}: client_family={declared} is no client family; "
@@ -104,9 +104,9 @@ def test_a_factory_declaring_an_unknown_family_exits_2(
     assert not (families / "out").exists()
 
 
-def test_an_object_declaring_an_unknown_family_exits_2(families: Path, retrychaos) -> None:
+def test_an_object_declaring_an_unknown_family_exits_2(families: Path, cli) -> None:
     """Known only once the factory has run: each run fails with the message, said once, exit 2."""
-    result = retrychaos(
+    result = cli(
         "run",
         "scenarios",
         "-c",
@@ -128,11 +128,9 @@ def test_an_object_declaring_an_unknown_family_exits_2(families: Path, retrychao
     assert [run["error_kind"] for run in document["runs"]] == ["input", "input"]
 
 
-def test_replay_of_an_object_declaring_an_unknown_family_exits_2(
-    families: Path, retrychaos
-) -> None:
+def test_replay_of_an_object_declaring_an_unknown_family_exits_2(families: Path, cli) -> None:
     """`retrychaos replay` of such a controller exits 2 too, the run's error naming the families."""
-    result = retrychaos(
+    result = cli(
         "replay",
         "--scenario",
         "burst-503-clears",
@@ -150,9 +148,9 @@ def test_replay_of_an_object_declaring_an_unknown_family_exits_2(
     ) in result.stdout
 
 
-def test_an_exception_whose_str_raises_is_the_runs_failure(families: Path, retrychaos) -> None:
+def test_an_exception_whose_str_raises_is_the_runs_failure(families: Path, cli) -> None:
     """Either family, either transport: the run fails (exit 1), never a harness error (3)."""
-    result = retrychaos(
+    result = cli(
         "run",
         "scenarios",
         "-c",

@@ -94,7 +94,7 @@ LEAKY = f"""
 LEAKS = re.compile(r"sk-canary-[0-9a-f]{6,}|ik-[0-9a-f]{12,}")
 
 
-def test_planted_secrets_reach_no_output(project: Path, retrychaos) -> None:
+def test_planted_secrets_reach_no_output(project: Path, cli) -> None:
     """Secrets in decisions, exception names and texts, escapes and internal errors are masked everywhere."""
     (project / "leaky.py").write_text(textwrap.dedent(LEAKY))
     names = [
@@ -108,7 +108,7 @@ def test_planted_secrets_reach_no_output(project: Path, retrychaos) -> None:
         "not_a_controller",
     ]
     words = [w for name in names for w in ("-c", f"leaky:{name}")]
-    result = retrychaos(
+    result = cli(
         "run", "scenarios", *words, "--seed", "1", "--keep-traces", "--report", "out", cwd=project
     )
     assert result.returncode == 1, result.stderr  # the raising .get is the controller's failure

@@ -97,9 +97,9 @@ def test_sigterm_stops_the_workers_and_keeps_the_results(project: Path, retrycha
             os.kill(worker, 0)
 
 
-def test_a_finished_run_is_marked_complete_and_leaves_no_lock(project: Path, retrychaos) -> None:
+def test_a_finished_run_is_marked_complete_and_leaves_no_lock(project: Path, cli) -> None:
     """results.json of a run that ended says complete; the lock file is gone."""
-    result = retrychaos("run", "scenarios", "--seed", "1", "--report", "out", cwd=project)
+    result = cli("run", "scenarios", "--seed", "1", "--report", "out", cwd=project)
     assert result.returncode == 0, result.stderr
     assert json.loads((project / "out" / "results.json").read_text())["complete"] is True
     assert sorted(p.name for p in (project / "out").iterdir()) == [
@@ -123,7 +123,7 @@ def test_a_report_folder_in_use_is_refused(project: Path, retrychaos) -> None:
     assert not (project / "out" / "results.json").exists()
 
 
-def test_a_lock_left_by_a_dead_run_is_taken_over(project: Path, retrychaos) -> None:
+def test_a_lock_left_by_a_dead_run_is_taken_over(project: Path, cli) -> None:
     """A lock naming a process that no longer exists does not block the run."""
     gone = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
@@ -133,7 +133,7 @@ def test_a_lock_left_by_a_dead_run_is_taken_over(project: Path, retrychaos) -> N
     )
     (project / "out").mkdir()
     (project / "out" / LOCK).write_text(gone.stdout)
-    result = retrychaos("run", "scenarios", "--seed", "1", "--report", "out", cwd=project)
+    result = cli("run", "scenarios", "--seed", "1", "--report", "out", cwd=project)
     assert result.returncode == 0, result.stderr
     assert not (project / "out" / LOCK).exists()
 
@@ -149,7 +149,7 @@ def unwritable(tmp_path: Path) -> Path:
 
 
 def test_bad_report_paths_are_refused_before_anything_runs(
-    project: Path, retrychaos, runs, unwritable: Path
+    project: Path, cli, runs, unwritable: Path
 ) -> None:
     """A file, a path below a file and an unwritable folder each exit 2 with what was wrong."""
     (project / "taken").write_text("a file")
@@ -161,15 +161,15 @@ def test_bad_report_paths_are_refused_before_anything_runs(
         ): f"error: --report {unwritable}: cannot write into the folder (Permission denied)\n",
     }
     for path, message in expected.items():
-        result = retrychaos("run", "scenarios", "--seed", "1", "--report", path, cwd=project)
+        result = cli("run", "scenarios", "--seed", "1", "--report", path, cwd=project)
         assert (result.returncode, result.stdout, result.stderr) == (2, "", message)
 
 
-def test_trace_names_are_unique_per_case(project: Path, retrychaos, runs) -> None:
+def test_trace_names_are_unique_per_case(project: Path, cli, runs) -> None:
     """Controllers hx:c_d and hx_c:d write two traces, each its own."""
     (project / "hx.py").write_text("from hostile import good as c_d\n")
     (project / "hx_c.py").write_text("from hostile import good as d\n")
-    result = retrychaos(
+    result = cli(
         "run",
         "scenarios",
         "-c",
@@ -192,9 +192,9 @@ def test_trace_names_are_unique_per_case(project: Path, retrychaos, runs) -> Non
         assert first["data"]["controller"] == controller
 
 
-def test_report_refuses_a_trace_outside_the_folder(project: Path, retrychaos) -> None:
+def test_report_refuses_a_trace_outside_the_folder(project: Path, cli) -> None:
     """`retrychaos report` does not open a trace path that leaves the report folder."""
-    result = retrychaos(
+    result = cli(
         "run", "scenarios", "-c", "hostile:good", "--seed", "1", "--report", "out", cwd=project
     )
     assert result.returncode == 1, result.stderr
@@ -205,7 +205,7 @@ def test_report_refuses_a_trace_outside_the_folder(project: Path, retrychaos) ->
     )
     document["runs"][0]["trace"] = "../elsewhere.jsonl"
     results.write_text(json.dumps(document))
-    result = retrychaos("report", "out", cwd=project)
+    result = cli("report", "out", cwd=project)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
         "error: out/results.json: trace '../elsewhere.jsonl' points outside the report folder "
