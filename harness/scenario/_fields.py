@@ -10,8 +10,13 @@ which is what a person fixing a file needs.
 
 from __future__ import annotations
 
+import ast
+import inspect
+import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Final, Literal, NoReturn
+from functools import cache
+from itertools import pairwise
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -103,15 +108,67 @@ class FileModel(BaseModel):
     """Base of every model of the file format: strict about keys, immutable.
 
     Attribute docstrings become field descriptions, so editors using the JSON
-    Schema show them as help.
+    Schema show them as help. Pydantic's own ``use_attribute_docstrings``
+    finds each class's source by walking the stack and asking which module
+    each frame belongs to, which cost about half of the command's start;
+    :func:`_describe` reads each module's source once instead. The schema is
+    built on first use (``defer_build``), after the descriptions are in
+    place, so it is the one pydantic would have built; a command that never
+    reads a scenario file never builds it.
     """
 
     model_config = ConfigDict(
         extra="forbid",
         frozen=True,
         allow_inf_nan=False,
-        use_attribute_docstrings=True,
+        defer_build=True,
     )
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """Give each field without a description its attribute docstring."""
+        super().__pydantic_init_subclass__(**kwargs)
+        docs = _describe(cls.__module__, cls.__qualname__)
+        for name, info in cls.__pydantic_fields__.items():
+            if info.description is None and name in docs:
+                info.description = docs[name]
+
+
+@cache
+def _class_bodies(module: str) -> dict[str, list[ast.stmt]]:
+    """The body of each class in ``module``'s source, by qualified name (nested classes too)."""
+    tree = ast.parse(inspect.getsource(sys.modules[module]))
+    bodies: dict[str, list[ast.stmt]] = {}
+    todo: list[tuple[str, list[ast.stmt]]] = [("", tree.body)]
+    while todo:
+        prefix, body = todo.pop()
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                bodies.setdefault(prefix + node.name, node.body)
+                todo.append((f"{prefix}{node.name}.", node.body))
+    return bodies
+
+
+def _describe(module: str, qualname: str) -> dict[str, str]:
+    """The attribute docstrings of class ``qualname`` of ``module``: ``{field: text}``.
+
+    The rule is pydantic's: a string statement right after an annotated
+    name in the class body documents that name (cleaned as ``inspect``
+    cleans docstrings). A class defined inside a function has no entry and
+    no descriptions.
+    """
+    body = _class_bodies(module).get(qualname, [])
+    docs: dict[str, str] = {}
+    for before, node in pairwise(body):
+        if (
+            isinstance(before, ast.AnnAssign)
+            and isinstance(before.target, ast.Name)
+            and isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            docs[before.target.id] = inspect.cleandoc(node.value.value)
+    return docs
 
 
 def _error(expected: str, got: str | None) -> PydanticCustomError:
