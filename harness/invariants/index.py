@@ -267,26 +267,25 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
     for event in events:
         kind = event.kind
         if kind == "request":
-            op = event.op
-            history = ops.get(op)
-            if history is None:
-                history = ops[op] = []
             # Attempt(event, ordinal), its slots set here: no __init__ frame per request.
             attempt = new(Attempt)
             attempt.request = event
-            attempt.ordinal = len(history) + 1
             attempt.response = attempt.outcome = None
             data = event.data
-            attempt.reached = bool(data.get("reached", True))
+            attempt.reached = True if data.get("reached", True) else False  # noqa: SIM210 (no call)
             attempt.args = data.get("args")
             attempt.layer = data.get("layer")
-            history.append(attempt)
-            attempts.append(attempt)
-            pending = waiting.get(op)
-            if pending is None:
+            op = event.op
+            history = ops.get(op)
+            if history is None:  # an op's first request: its history and its queue begin
+                attempt.ordinal = 1
+                ops[op] = [attempt]
                 waiting[op] = [attempt]
             else:
-                pending.append(attempt)
+                attempt.ordinal = len(history) + 1
+                history.append(attempt)
+                waiting[op].append(attempt)
+            attempts.append(attempt)
             task = event.task
             if task is not None:
                 task_info = tasks.get(task)
