@@ -11,7 +11,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from operator import attrgetter, itemgetter, methodcaller
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from .invariants.index import OK_OUTCOMES, index_of
@@ -27,12 +27,6 @@ __all__ = ["Metrics", "MetricsTotals", "compute_metrics", "percentile"]
 
 _REACHED = attrgetter("reached")
 _OP = attrgetter("op")
-_DATA = attrgetter("data")
-_OUTCOME = attrgetter("outcome")
-_FIRST = itemgetter(0)
-_DECISION = methodcaller("get", "decision")
-# The per-event reads below go through these: mapped, they cost no Python frame or
-# method call per event.
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,22 +179,15 @@ class MetricsTotals:
         self.opless_commits += commits[None]
         self.ops += len(ops)
         self.sent += len(counted)
-        if shared:  # every op's first attempt, its outcome tested by the set itself
-            firsts = map(_FIRST, index.ops.values())
-            first_ok = sum(map(OK_OUTCOMES.__contains__, map(_OUTCOME, firsts)))
-            opless = index.ops.get(None)  # requests without an op make no logical call
-            if opless is not None and opless[0].outcome in OK_OUTCOMES:
-                first_ok -= 1
-        else:
-            first_ok = 0
-            for op, attempts in index.ops.items():
-                first = attempts[0]
-                if (
-                    first.outcome in OK_OUTCOMES
-                    and op is not None
-                    and first.request.agent is not None
-                ):
-                    first_ok += 1
+        first_ok = 0
+        for op, attempts in index.ops.items():
+            first = attempts[0]
+            if (
+                first.outcome in OK_OUTCOMES
+                and op is not None
+                and (shared or first.request.agent is not None)
+            ):
+                first_ok += 1
         self.first_ok += first_ok
         deadlines = self._tasks(index.tasks.values(), shared=shared)
         self.reaching += sum(map(_REACHED, counted))
@@ -213,7 +200,8 @@ class MetricsTotals:
     def _decisions(self, decided: list[TraceEvent]) -> None:
         """Count decisions by kind (as text): each distinct value is made text once."""
         try:
-            raw: Counter[Any] = Counter(map(_DECISION, map(_DATA, decided)))
+            # A list, not a generator: Counter counts it without resuming a frame per item.
+            raw: Counter[Any] = Counter([event.data.get("decision") for event in decided])
         except TypeError:  # a value that cannot be a key
             raw = Counter({0: 0})
         if not all(type(value) is str or value is None for value in raw):
