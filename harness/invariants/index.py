@@ -191,6 +191,10 @@ class TraceIndex:
         return info
 
 
+_Waiting = dict[str | None, list[Attempt]]
+"""Requests still waiting for their response, by op."""
+
+
 def _pick(waiting: list[Attempt], response: TraceEvent) -> Attempt:
     n = response.data.get("n")
     started = response.data.get("started")
@@ -260,6 +264,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
     first_ok = index.first_ok
     common: tuple[list[TraceEvent], ...] = tuple([] for _ in _COMMON)
     responses, call_starts, decisions, task_starts, task_ends = common
+    waiting: _Waiting = {}
     late: dict[str, float] = {}  # the latest decision of a task not seen yet
     ok_outcomes = OK_OUTCOMES
     new, new_task, new_call = _new, _new_task, _new_call
@@ -274,12 +279,14 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             attempt.response = attempt.outcome = None
             op = event.op
             history = ops.get(op)
-            if history is None:
+            if history is None:  # an op's first request: its history and its queue begin
                 attempt.ordinal = 1
                 ops[op] = [attempt]
+                waiting[op] = [attempt]
             else:
                 attempt.ordinal = len(history) + 1
                 history.append(attempt)
+                waiting[op].append(attempt)
             attempts.append(attempt)
             task = event.task
             if task is not None:
@@ -301,22 +308,15 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             op = event.op
             if outcome in ok_outcomes and op not in first_ok:
                 first_ok[op] = event.seq
-            # The op's requests still waiting are those of its history without a response
-            # (each is given one as it is paired): usually its one request, or its last.
-            history = ops.get(op)
-            if history is None:
-                continue
-            attempt = history[-1]
-            if len(history) > 1:
-                pending = [sent for sent in history if sent.response is None]
-                if not pending:
-                    continue
-                # every rule of _pick chooses the only one
-                attempt = pending[0] if len(pending) == 1 else _pick(pending, event)
-            elif attempt.response is not None:
-                continue
-            attempt.response = event
-            attempt.outcome = outcome
+            pending = waiting.get(op)
+            if pending:
+                if len(pending) == 1:  # every rule of _pick chooses the only one
+                    attempt = pending.pop()
+                else:
+                    attempt = _pick(pending, event)
+                    pending.remove(attempt)
+                attempt.response = event
+                attempt.outcome = outcome
         elif kind == "call_start":
             call_starts.append(event)
             call = event.call
