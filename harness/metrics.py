@@ -200,7 +200,8 @@ class MetricsTotals:
     def _decisions(self, decided: list[TraceEvent]) -> None:
         """Count decisions by kind (as text): each distinct value is made text once."""
         try:
-            raw: Counter[Any] = Counter(event.data.get("decision") for event in decided)
+            # A list, not a generator: Counter counts it without resuming a frame per item.
+            raw: Counter[Any] = Counter([event.data.get("decision") for event in decided])
         except TypeError:  # a value that cannot be a key
             raw = Counter({0: 0})
         if not all(type(value) is str or value is None for value in raw):
@@ -232,7 +233,8 @@ class MetricsTotals:
                 latencies.append(end.at - start.at)
             deadline = info.deadline
             if deadline is not None:
-                deadlines[info.task] = deadline
+                if not shared:  # only a part's own acts need them (see _overrun)
+                    deadlines[info.task] = deadline
                 late = info.last_act - deadline
                 if late > overrun:  # noqa: PLR1730 (no call: once per task)
                     overrun = late

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .index import Attempt, TraceIndex
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "SENDERS",
     "Fixes",
     "Sender",
+    "count_senders",
     "invocation_of",
     "sender_kind",
     "sender_of",
@@ -117,6 +120,35 @@ def sender_kind(attempt: Attempt, index: TraceIndex) -> str:
     if info is not None and info.attempts and info.attempts[0] is not attempt:
         return CONTROLLER_RETRY
     return MODEL_REPLAN if invocation_of(index, call) > 1 else FIRST_ATTEMPT
+
+
+def count_senders(attempts: Iterable[Attempt], index: TraceIndex) -> dict[str, int]:
+    """Count ``attempts`` by :func:`sender_kind`, its tests inlined (a fleet counts thousands).
+
+    A layer's own retry is named by its layer; otherwise an attempt that is not its
+    call's first is the controller's retry, and only a first one looks up its call's
+    invocation. Only the kinds counted appear.
+    """
+    layers, calls = _LAYERS, index.calls
+    counts: dict[str, int] = {}
+    retries = 0
+    for attempt in attempts:
+        layer = attempt.layer
+        if layer is not None and (type(layer) is not str or layer in layers):
+            named = layers.get(str(layer))
+            if named is not None:
+                counts[named] = counts.get(named, 0) + 1
+                continue
+        call = attempt.request.call
+        info = calls.get(call) if call is not None else None
+        if info is not None and info.attempts and info.attempts[0] is not attempt:
+            retries += 1
+            continue
+        kind = MODEL_REPLAN if invocation_of(index, call) > 1 else FIRST_ATTEMPT
+        counts[kind] = counts.get(kind, 0) + 1
+    if retries:
+        counts[CONTROLLER_RETRY] = retries
+    return counts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

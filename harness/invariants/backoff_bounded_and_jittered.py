@@ -179,8 +179,10 @@ class BackoffBoundedAndJittered:
                 continue  # too few retries for that many agents
             agents = {retry.request.agent for retry in retries}
             if len(agents) >= LOCKSTEP_AGENTS:
-                violations.append(_lockstep(tool, instant, len(agents), retries[0], index))
-        violations.sort(key=lambda violation: violation.seq or 0)
+                first = min(retries, key=_request_seq)  # they come op by op
+                violations.append(_lockstep(tool, instant, len(agents), first, index))
+        # By seq (a wait's violation first, then a lock-step one at the same retry).
+        violations.sort(key=_seq)
         return violations
 
     def shard_judge(self, scenario: Scenario, shards: Shards | None = None) -> ShardJudge:
@@ -195,41 +197,57 @@ _Instants = dict[tuple[str | None, int], list[Attempt]]
 """Unprompted retries by tool and virtual nanosecond."""
 
 
+def _seq(violation: Violation) -> int:
+    """Sort key of this rule's violations: the seq of their retry."""
+    return violation.seq or 0
+
+
+def _request_seq(attempt: Attempt) -> int:
+    """The seq of an attempt's request: the first of an instant's retries has the least."""
+    return attempt.request.seq
+
+
 def _waits(index: TraceIndex, contract: Contract) -> tuple[list[Violation], _Instants]:
-    """Judge every wait (parts a and b); gather unprompted retries by instant (part c)."""
-    last: dict[str | None, Attempt] = {}
+    """Judge every wait (parts a and b); gather unprompted retries by instant (part c).
+
+    Op by op, each request after the first against the one before it: the previous
+    request of a retry is the one before it in its op's history. The violations come
+    in each op's order and the retries of an instant op by op; :meth:`check` and
+    :class:`_Parts` order both by ``seq``.
+    """
     judged: set[tuple[str | None, str]] = set()
     instants: _Instants = {}
     violations: list[Violation] = []
     # A wait in (EPS, 1.5 x max_delay_s + EPS] breaks neither part (a) nor (b), whatever
     # the Retry-After: most retries need no closer look (see _judge_wait).
     fine = 1.5 * contract.max_delay_s + EPS
-    for attempt in index.attempts:
-        request = attempt.request
-        op = request.op
-        previous = last.get(op)
-        last[op] = attempt
-        if previous is None or attempt.layer == "sdk" or previous.args != attempt.args:
+    for op, history in index.ops.items():
+        if len(history) < 2:  # noqa: PLR2004 (a first attempt retries nothing)
             continue
-        response = previous.response
-        if response is None:
-            named = None
-        else:
-            named = response.data.get("retry_after_at")
-            wait = request.at - response.at
-            if response.seq > request.seq or not EPS < wait <= fine:
-                judgement = _judge_wait(attempt, previous, contract, index)
-                if judgement is not None and (op, judgement[0]) not in judged:
-                    judged.add((op, judgement[0]))
-                    violations.append(judgement[1])
-        if named is None:
-            instant = round(request.at * 1_000_000_000)
-            where = (request.tool, instant)
-            retries = instants.get(where)
-            if retries is None:
-                instants[where] = [attempt]
+        previous = history[0]
+        for attempt in history[1:]:
+            before, previous = previous, attempt
+            if attempt.layer == "sdk" or before.args != attempt.args:
+                continue
+            request = attempt.request
+            response = before.response
+            if response is None:
+                named = None
             else:
-                retries.append(attempt)
+                named = response.data.get("retry_after_at")
+                wait = request.at - response.at
+                if response.seq > request.seq or not EPS < wait <= fine:
+                    judgement = _judge_wait(attempt, before, contract, index)
+                    if judgement is not None and (op, judgement[0]) not in judged:
+                        judged.add((op, judgement[0]))
+                        violations.append(judgement[1])
+            if named is None:
+                where = (request.tool, round(request.at * 1_000_000_000))
+                retries = instants.get(where)
+                if retries is None:
+                    instants[where] = [attempt]
+                else:
+                    retries.append(attempt)
     return violations, instants
 
 

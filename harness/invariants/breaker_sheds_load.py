@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .attribution import SDK_RETRY, SENDERS, sender_kind
+from .attribution import SDK_RETRY, SENDERS, count_senders
 from .base import Violation, fmt_t
 from .faults import is_transient
 from .index import index_of
@@ -215,26 +215,36 @@ class _Counts:
 def _count(
     judged: list[Outage], index: TraceIndex, *, shared: bool
 ) -> tuple[list[int], list[int], list[dict[str, int]]]:
-    """Calls and attempts (by sender) in each outage's late window, for :meth:`_Counts.add`."""
+    """Calls and attempts (by sender) in each outage's late window, for :meth:`_Counts.add`.
+
+    One pass over the calls and one over the attempts per outage (a scenario has one or
+    two): the window's test is then a few comparisons per event, and the attempts in the
+    window are counted by sender by :func:`.attribution.count_senders`.
+    """
     calls = [0] * len(judged)
     attempts = [0] * len(judged)
     senders: list[dict[str, int]] = [{} for _ in judged]
-    windows = [(i, o.tool, o.late_start, o.end) for i, o in enumerate(judged)]
-    for event in index.of_kind("call_start"):
-        if not shared and event.agent is None:
-            continue
-        for i, tool, start, end in windows:
-            if event.tool == tool and start <= event.at < end:
-                calls[i] += 1
-    for attempt in index.attempts:
-        event = attempt.request
-        if not shared and event.agent is None:
-            continue
-        for i, tool, start, end in windows:
-            if event.tool == tool and start <= event.at < end:
-                attempts[i] += 1
-                kind = sender_kind(attempt, index)
-                senders[i][kind] = senders[i].get(kind, 0) + 1
+    call_starts = index.of_kind("call_start")
+    for i, outage in enumerate(judged):
+        tool, start, end = outage.tool, outage.late_start, outage.end
+        calls[i] = len(
+            [
+                event
+                for event in call_starts
+                if event.tool == tool
+                and start <= event.at < end
+                and (shared or event.agent is not None)
+            ]
+        )
+        inside = [
+            attempt
+            for attempt in index.attempts
+            if (event := attempt.request).tool == tool
+            and start <= event.at < end
+            and (shared or event.agent is not None)
+        ]
+        attempts[i] = len(inside)
+        senders[i] = count_senders(inside, index)
     return calls, attempts, senders
 
 

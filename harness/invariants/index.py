@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .base import EPS
@@ -202,7 +203,8 @@ def _pick(waiting: list[Attempt], response: TraceEvent) -> Attempt:
             if attempt.request.data.get("n") == n:
                 return attempt
     else:
-        unreached = [attempt for attempt in waiting if not attempt.reached]
+        # Read from the request: the index sets Attempt.reached after its pass.
+        unreached = [a for a in waiting if not a.request.data.get("reached", True)]
         for attempt in unreached:
             if started is not None and abs(attempt.at - float(started)) <= EPS:
                 return attempt
@@ -246,7 +248,10 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
 
     What several rules read of each response (its outcome, the distinct answers, each
     op's first success) and of each task (its deadline, whether it ended ok) is read
-    here, once, while the event is at hand.
+    here, once. What is read of every request and response alike (a request's
+    ``reached``, ``args`` and ``layer``, a response's answer) is read after the pass,
+    field by field through :func:`operator.itemgetter` (see :func:`_facts`): a Python
+    loop pays a method call per field, ``itemgetter`` none.
     """
     index = TraceIndex(events=events)
     attempts, ops, calls, tasks, kinds = (
@@ -257,36 +262,32 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
         index.kinds,
     )
     first_ok = index.first_ok
-    seen: dict[tuple[Any, Any, Any], TraceEvent] = {}
     common: tuple[list[TraceEvent], ...] = tuple([] for _ in _COMMON)
     responses, call_starts, decisions, task_starts, task_ends = common
     waiting: _Waiting = {}
-    late: dict[str, float] = {}  # each task's latest decision (its task may come later)
+    late: dict[str, float] = {}  # the latest decision of a task not seen yet
     ok_outcomes = OK_OUTCOMES
     new, new_task, new_call = _new, _new_task, _new_call
+    never = -math.inf
     for event in events:
         kind = event.kind
         if kind == "request":
-            op = event.op
-            history = ops.get(op)
-            if history is None:
-                history = ops[op] = []
-            # Attempt(event, ordinal), its slots set here: no __init__ frame per request.
+            # Attempt(event, ordinal), its slots set here: no __init__ frame per request
+            # (reached, args and layer: after the pass).
             attempt = new(Attempt)
             attempt.request = event
-            attempt.ordinal = len(history) + 1
             attempt.response = attempt.outcome = None
-            data = event.data
-            attempt.reached = bool(data.get("reached", True))
-            attempt.args = data.get("args")
-            attempt.layer = data.get("layer")
-            history.append(attempt)
-            attempts.append(attempt)
-            pending = waiting.get(op)
-            if pending is None:
+            op = event.op
+            history = ops.get(op)
+            if history is None:  # an op's first request: its history and its queue begin
+                attempt.ordinal = 1
+                ops[op] = [attempt]
                 waiting[op] = [attempt]
             else:
-                pending.append(attempt)
+                attempt.ordinal = len(history) + 1
+                history.append(attempt)
+                waiting[op].append(attempt)
+            attempts.append(attempt)
             task = event.task
             if task is not None:
                 task_info = tasks.get(task)
@@ -303,11 +304,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                 call_info.attempts.append(attempt)
         elif kind == "response":
             responses.append(event)
-            data = event.data
-            outcome = data.get("outcome")
-            answer = (outcome, data.get("status"), data.get("code"))
-            if answer not in seen:
-                seen[answer] = event
+            outcome = event.data.get("outcome")
             op = event.op
             if outcome in ok_outcomes and op not in first_ok:
                 first_ok[op] = event.seq
@@ -320,42 +317,60 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                     pending.remove(attempt)
                 attempt.response = event
                 attempt.outcome = outcome
-        elif kind == "call_start" or kind == "decision":  # noqa: PLR1714 (interned: faster)
+        elif kind == "call_start":
+            call_starts.append(event)
             call = event.call
-            if kind == "call_start":
-                call_starts.append(event)
-            else:
-                decisions.append(event)
-                decided = event.task
-                if decided is not None and event.at > late.get(decided, -math.inf):
-                    late[decided] = event.at
-            if call is None:
-                continue
-            call_info = calls.get(call)
-            if call_info is None:
-                call_info = calls[call] = new_call(call)
-            if kind == "call_start":
+            if call is not None:
+                call_info = calls.get(call)
+                if call_info is None:
+                    # new_call(call), inline: most calls begin here.
+                    call_info = calls[call] = new(CallInfo)
+                    call_info.call = call
+                    call_info.decision = None
+                    call_info.attempts = []
                 call_info.start = event
-            elif call_info.decision is None:
-                call_info.decision = event
-        elif kind == "task_start" or kind == "task_end":  # noqa: PLR1714 (interned: faster)
+        elif kind == "decision":
+            decisions.append(event)
             task = event.task
-            if kind == "task_start":
-                task_starts.append(event)
-            else:
-                task_ends.append(event)
-            if task is None:
-                continue
-            task_info = tasks.get(task)
-            if task_info is None:
-                task_info = tasks[task] = new_task(task)
-            if kind == "task_start":
+            if task is not None:
+                task_info = tasks.get(task)
+                if task_info is None:  # not seen yet: compared once it is (after the pass)
+                    if event.at > late.get(task, never):
+                        late[task] = event.at
+                elif event.at > task_info.last_act:
+                    task_info.last_act = event.at
+            call = event.call
+            if call is not None:
+                call_info = calls.get(call)
+                if call_info is None:
+                    call_info = calls[call] = new_call(call)
+                if call_info.decision is None:
+                    call_info.decision = event
+        elif kind == "task_start":
+            task_starts.append(event)
+            task = event.task
+            if task is not None:
+                task_info = tasks.get(task)
+                if task_info is None:
+                    # new_task(task), inline: most tasks begin here.
+                    task_info = tasks[task] = new(TaskInfo)
+                    task_info.task = task
+                    task_info.end = None
+                    task_info.attempts = []
+                    task_info.last_act = never
+                    task_info.ok = False
                 task_info.start = event
                 deadline = event.data.get("deadline")
                 task_info.deadline = None if deadline is None else float(deadline)
-            else:
+        elif kind == "task_end":
+            task_ends.append(event)
+            task = event.task
+            if task is not None:
+                task_info = tasks.get(task)
+                if task_info is None:
+                    task_info = tasks[task] = new_task(task)
                 task_info.end = event
-                task_info.ok = bool(event.data.get("ok"))
+                task_info.ok = True if event.data.get("ok") else False  # noqa: SIM210 (no call)
         else:
             bucket = kinds.get(kind)
             if bucket is None:
@@ -368,8 +383,44 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
         task_info = tasks.get(task)
         if task_info is not None and at > task_info.last_act:
             task_info.last_act = at
-    index._answers = list(seen.values())  # noqa: SLF001 (its own index)
+    index._answers = _facts(attempts, responses)  # noqa: SLF001 (its own index)
     return index
+
+
+_DATA = attrgetter("data")
+_REQUEST_DATA = attrgetter("request.data")
+_REQUEST_FACTS = itemgetter("reached", "args", "layer")
+_ANSWER = itemgetter("outcome", "status", "code")
+
+
+def _facts(attempts: list[Attempt], responses: list[TraceEvent]) -> list[TraceEvent]:
+    """Set each attempt's ``reached``, ``args`` and ``layer``; return the distinct answers.
+
+    A trace written by hand may leave a field out: then each is read with its default,
+    as :class:`Attempt` reads it. The answers are the first response of each (outcome,
+    status, code), in trace order.
+    """
+    try:
+        facts = list(map(_REQUEST_FACTS, map(_REQUEST_DATA, attempts)))
+    except KeyError:
+        facts = [
+            (data.get("reached", True), data.get("args"), data.get("layer"))
+            for data in map(_REQUEST_DATA, attempts)
+        ]
+    for attempt, (reached, args, layer) in zip(attempts, facts, strict=True):
+        attempt.reached = True if reached else False  # noqa: SIM210 (no call)
+        attempt.args = args
+        attempt.layer = layer
+    try:
+        answers = list(map(_ANSWER, map(_DATA, responses)))
+    except KeyError:
+        answers = [
+            (data.get("outcome"), data.get("status"), data.get("code"))
+            for data in map(_DATA, responses)
+        ]
+    # Each answer's first position: read backwards, the first is written last.
+    first = dict(zip(reversed(answers), range(len(answers) - 1, -1, -1), strict=True))
+    return [responses[position] for position in sorted(first.values())]
 
 
 _cache: list[tuple[Sequence[TraceEvent], int, TraceIndex]] = []

@@ -109,8 +109,11 @@ class NoRequestAmplification:
         contract = scenario.world.contract
         index = index_of(events)
         found: list[Violation] = []
+        per_call, per_task = contract.max_attempts_per_call, contract.max_attempts_per_task
         for op, attempts in index.ops.items():
-            excess = _excess(attempts, contract.max_attempts_per_call)
+            if len(attempts) <= per_call:  # the usual case, decided without a call
+                continue
+            excess = _excess(attempts, per_call)
             if excess is None:
                 continue
             first, rank, total = excess
@@ -133,7 +136,9 @@ class NoRequestAmplification:
                 )
             )
         for task, info in index.tasks.items():
-            excess = _excess(info.attempts, contract.max_attempts_per_task)
+            if len(info.attempts) <= per_task:  # as above
+                continue
+            excess = _excess(info.attempts, per_task)
             if excess is None:
                 continue
             first, rank, total = excess

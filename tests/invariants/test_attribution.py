@@ -1,4 +1,13 @@
-from retrychaos.invariants.attribution import Fixes, Sender, invocation_of, sender_of
+from collections import Counter
+
+from retrychaos.invariants.attribution import (
+    Fixes,
+    Sender,
+    count_senders,
+    invocation_of,
+    sender_kind,
+    sender_of,
+)
 from retrychaos.invariants.index import index_of
 from retrychaos.world.trace import TraceEvent
 
@@ -79,3 +88,28 @@ def test_a_request_without_a_call_start_is_still_named():
     ]
     index = index_of(events)
     assert str(sender_of(index.attempts[0], index)) == "model re-plan 1, invocation 2"
+
+
+def test_senders_counted_at_once_agree_with_each_sender(trace):
+    """count_senders gives, kind by kind, what sender_kind says of each attempt."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.0, end=0.05, outcome="status", status=503)
+    trace.attempt(at=0.1, end=0.15, outcome="status", status=503, layer="sdk")
+    trace.attempt(at=0.5, end=0.55, outcome="status", status=503)
+    trace.attempt(at=0.6, end=0.65, outcome="status", status=503, layer="framework")
+    trace.call("t1-c0-i2", op="t1-c0", tool="search", at=0.65, invocation=2)
+    trace.attempt(at=0.65, end=0.7, outcome="status", status=503)
+    trace.attempt(at=1.0, end=1.05, outcome="status", status=503)
+    trace.emit("request", 1.1, call=None, layer=None)  # no call, no layer: a first attempt
+    trace.emit("request", 1.2, layer=7)  # a layer that is not text, as recorded
+    index = index_of(trace.events)
+    kinds = Counter(sender_kind(attempt, index) for attempt in index.attempts)
+    assert count_senders(index.attempts, index) == dict(kinds)
+    assert kinds == {
+        "first attempt": 2,
+        "SDK-layer retry": 1,
+        "controller retry": 3,
+        "framework retry": 1,
+        "model re-plan": 1,
+    }

@@ -157,6 +157,25 @@ def test_three_agents_in_lock_step_fail(trace, scenario_of):
     assert violations[0].task == "a0-t1"
 
 
+def test_lock_step_names_the_first_retry_of_the_trace(trace, scenario_of):
+    """The retry named first is the instant's first in the trace, not of the op begun first."""
+    for agent in range(3):
+        one_call(trace, task=f"a{agent}-t1", agent=agent)
+        trace.attempt(at=0.0, end=0.05, outcome="status", status=503)
+    for agent in (2, 1, 0):  # the op begun last retries first
+        ids = {"agent": agent, "task": f"a{agent}-t1", "call": f"a{agent}-t1-c0-i1"}
+        trace.attempt(at=0.45, end=0.5, op=f"a{agent}-t1-c0", **ids)
+    violations = INVARIANT.check(trace.events, scenario_of())
+    assert [v.message for v in violations] == [
+        (
+            "3 agents retried search at the same instant t=0.450000s (first: task a2-t1, "
+            "attempt 2 of op a2-t1-c0, controller retry); retries of different callers must be "
+            "jittered, not synchronised: the controller must add random jitter to its backoff"
+        )
+    ]
+    assert (violations[0].task, violations[0].agent) == ("a2-t1", 2)
+
+
 def test_jittered_agents_pass(trace, scenario_of):
     """Retries a few milliseconds apart are not synchronised."""
     lockstep(trace, [0.45, 0.4512, 0.4637])

@@ -110,3 +110,45 @@ def test_facts_read_once_agree_with_their_events(trace):
     ]
     assert index.first_ok == {"t1-c0": success.seq}
     assert [(t.deadline, t.ok) for t in index.tasks.values()] == [(5.0, False), (9.0, True)]
+
+
+def test_fields_a_trace_leaves_out_take_their_defaults(trace):
+    """Requests and responses written without some fields are read as if they had the defaults."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    full = trace.request(0.0, args="a1", layer="sdk")
+    trace.response(0.1, full, outcome="status", status=503)
+    bare = trace.emit("request", 0.5)
+    trace.emit("response", 0.6, outcome="ok")
+    unreached = trace.emit("request", 1.0, reached=0)
+    index = build(trace.events)
+    assert [(a.reached, a.args, a.layer) for a in index.attempts] == [
+        (True, "a1", "sdk"),
+        (True, None, None),
+        (False, None, None),
+    ]
+    assert index.by_request[bare.seq].outcome == "ok"
+    assert index.by_request[unreached.seq].reached is False
+    assert [(r.data.get("outcome"), r.data.get("status")) for r in index.answers()] == [
+        ("status", 503),
+        ("ok", None),
+    ]
+
+
+def test_answers_are_each_first_response_in_trace_order(trace):
+    """An answer seen again later stays where it first came; a new one comes after it."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    first = trace.attempt(at=0.0, end=0.1, outcome="status", status=503)
+    trace.attempt(at=0.5, end=0.6, outcome="status", status=502)
+    trace.attempt(at=1.0, end=1.1, outcome="status", status=503)
+    trace.attempt(at=1.5, end=1.6, outcome="status", status=502, code="BAD_GATEWAY")
+    trace.attempt(at=2.0, end=2.1, outcome="status", status=503)
+    index = build(trace.events)
+    answers = index.answers()
+    assert [(r.data["status"], r.data.get("code")) for r in answers] == [
+        (503, None),
+        (502, None),
+        (502, "BAD_GATEWAY"),
+    ]
+    assert answers[0] is index.by_request[first.seq].response
