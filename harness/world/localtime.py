@@ -80,10 +80,13 @@ def zone_error(name: object) -> str | None:
 
 
 @contextmanager
-def local_zone(clock: VirtualClock) -> Iterator[None]:
+def local_zone(clock: VirtualClock) -> Iterator[list[tuple[Any, Any]]]:
     """Make local time the clock's ``timezone`` (see the module docstring).
 
     Enter it inside freezegun's patch: it replaces the faces freezegun put in place.
+    It gives the faces it put on ``time``, each with the real function it
+    replaced: a module imported during the run that bound one is put back
+    on the real function when the run ends (:mod:`retrychaos.world.timepatch`).
     """
     problem = zone_error(clock.timezone)
     if problem is not None:
@@ -94,8 +97,8 @@ def local_zone(clock: VirtualClock) -> Iterator[None]:
     os.environ["TZ"] = f":{zone_file(clock.timezone)}"
     _tzset()
     try:
-        with faces.patched():
-            yield
+        with faces.patched() as placed:
+            yield placed
     finally:
         if saved_tz is None:
             os.environ.pop("TZ", None)
@@ -139,8 +142,11 @@ class _Faces:
         return _real_asctime(self.localtime() if t is None else t)
 
     @contextmanager
-    def patched(self) -> Iterator[None]:
-        """Put the faces in place; put back what was there on the way out."""
+    def patched(self) -> Iterator[list[tuple[Any, Any]]]:
+        """Put the faces in place; put back what was there on the way out.
+
+        It gives each face it put on ``time`` with the real function behind it.
+        """
         on_time = {
             "localtime": self.localtime,
             "strftime": self.strftime,
@@ -152,8 +158,9 @@ class _Faces:
         saved_time = _swap(time, on_time)
         # freezegun's strftime looks its localtime up by name at each call.
         saved_fz = _swap(fz, {"fake_localtime": self.localtime})
+        reals = (fz.real_localtime, fz.real_strftime, _real_ctime, _real_asctime)
         try:
-            yield
+            yield list(zip(on_time.values(), reals, strict=True))
         finally:
             for target, saved in (
                 (fz, saved_fz),

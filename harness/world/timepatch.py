@@ -15,21 +15,27 @@ Inside :func:`virtual_time`:
   the clock's baton) sleeps for real and fails the run: its sleep would move
   virtual time at a moment the run does not choose.
 
-freezegun already replaces module-level references to the real functions
-(``from time import monotonic``); we hand it our monotonic functions so those
-references read the same clock as the loop. freezegun's own monotonic would
-read the wall face (~1.7e9 s), where float precision breaks asyncio timers.
-Entering freezegun scans every loaded module, so a run enters it once; the
-scan asks :func:`_time_attributes` which of a module's attributes are real
-time functions (see there for why that is cheaper than freezegun's own check).
+The faces are freezegun's fakes, its clock the run's wall face, but for the
+monotonic ones (freezegun's read the wall face, ~1.7e9 s, where float
+precision breaks asyncio timers). References to the real functions held by
+modules (``from time import monotonic``) are swapped for the run, as by
+freezegun's ``start()``, which walks and checks every loaded module in every
+run (2.5 of a fuzz example's 6.6 ms): the walk is kept (:class:`_ModuleScan`).
+A module imported during a run is put back on the real functions at its
+end, whatever faces it bound: no later run reads a finished run's clock.
 """
 
 from __future__ import annotations
 
+import copyreg
 import datetime as dt
+import sys
 import threading
 import time
+import uuid
+import warnings
 from contextlib import contextmanager
+from operator import is_
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -46,24 +52,27 @@ if TYPE_CHECKING:
     from .loop import VirtualEventLoop
 
 _UTC_EPOCH = dt.datetime(1970, 1, 1)  # noqa: DTZ001 (freezegun works on naive UTC)
+_NO_OFFSET = dt.timedelta(0)
 _real_sleep = time.sleep
 _freezegun_attributes = fz._get_cached_module_attributes  # noqa: SLF001
-_SEEN: dict[str, tuple[ModuleType, tuple[str, ...], list[tuple[str, Any]]]] = {}
+_all_attributes = fz._get_module_attributes  # noqa: SLF001
+_REAL_IDS = fz._real_time_object_ids  # noqa: SLF001
+
+# The time module's functions a run replaces, with the real ones freezegun saved;
+# freezegun's own fakes go by their names in its module (and in any that
+# re-exports them): a module imported during a run keeps what it holds there.
+_NAMES: tuple[str, ...] = ("time", "monotonic", "perf_counter", "localtime", "gmtime", "strftime")
+_NAMES += ("time_ns", "monotonic_ns", "perf_counter_ns")
+_REAL_TIME = {name: getattr(fz, f"real_{name}") for name in _NAMES}
+_FREEZEGUN_NAMES = frozenset({"FakeDate", "FakeDatetime", *(f"fake_{name}" for name in _NAMES)})
+_SKIPPED_MODULES = ("datetime", "time")
 
 # Modules whose time must stay real: the test runner's own timing and the
 # property-testing engine's deadlines (see NOTES: patched clocks around
 # Hypothesis produce false DeadlineExceeded).
 # The watchdog measures real time by definition.
-_IGNORE = (
-    "_pytest",
-    "pytest",
-    "hypothesis",
-    "pluggy",
-    "threading",
-    "queue",
-    "Queue",
-    "retrychaos.world.watchdog",
-)
+_IGNORE: tuple[str, ...] = ("_pytest", "pytest", "hypothesis", "pluggy", "threading", "queue")
+_IGNORE += ("Queue", "retrychaos.world.watchdog")
 
 
 class _WallFactory:
@@ -88,15 +97,12 @@ class _WallFactory:
 
 @contextmanager
 def virtual_time(clock: VirtualClock, loop: VirtualEventLoop) -> Iterator[None]:
-    """Patch every face of time onto ``clock`` (see the module docstring)."""
-    ns = clock.now_ns
+    """Patch every face of time onto ``clock`` (see the module docstring).
 
-    def monotonic() -> float:
-        return ns() / 1_000_000_000
-
-    def monotonic_ns() -> int:
-        return ns()
-
+    Inside a freezegun ``freeze_time`` already started, the run only takes
+    the top of freezegun's stacks, as a nested ``freeze_time`` would: the
+    patching is the outer one's.
+    """
     owner = threading.get_ident()
 
     def sleep(seconds: float) -> None:
@@ -110,75 +116,268 @@ def virtual_time(clock: VirtualClock, loop: VirtualEventLoop) -> Iterator[None]:
             return
         _outside_sleep(loop, seconds)
 
-    saved = {
-        name: getattr(fz, name)
-        for name in (
-            "fake_monotonic",
-            "fake_perf_counter",
-            "fake_monotonic_ns",
-            "fake_perf_counter_ns",
-        )
-    }
-    fz.fake_monotonic = monotonic
-    fz.fake_perf_counter = monotonic
-    fz.fake_monotonic_ns = monotonic_ns
-    fz.fake_perf_counter_ns = monotonic_ns
-    fz._get_cached_module_attributes = _time_attributes  # noqa: SLF001
-    freezer = freezegun.freeze_time(
-        _UTC_EPOCH + dt.timedelta(seconds=clock.epoch), ignore=list(_IGNORE)
-    )
+    ignore = (*_IGNORE, *freezegun.config.settings.default_ignore_list)
+    run = None if fz.freeze_factories else _Run(_faces(clock), ignore)
+    fz.freeze_factories.append(_WallFactory(clock))  # type: ignore[arg-type]
+    fz.tz_offsets.append(_NO_OFFSET)
+    fz.ignore_lists.append(ignore)
+    fz.tick_flags.append(False)
     try:
-        freezer.start()
-        fz.freeze_factories[-1] = _WallFactory(clock)  # type: ignore[call-overload]
+        if run is not None:
+            run.enter()
+        time.sleep = sleep  # type: ignore[assignment]
+        try:
+            with local_zone(clock) as local_faces:
+                if run is not None:  # a module imported during the run is put back on these too
+                    placed = [*local_faces, (sleep, _real_sleep)]
+                    run.kept += placed
+                    run.reals |= {id(face): real for face, real in placed}
+                yield
+        finally:
+            time.sleep = _real_sleep
     finally:
-        for name, value in saved.items():
-            setattr(fz, name, value)
-        fz._get_cached_module_attributes = _freezegun_attributes  # noqa: SLF001
-    time.sleep = sleep  # type: ignore[assignment]
-    try:
-        with local_zone(clock):
-            yield
-    finally:
-        time.sleep = _real_sleep
-        freezer.stop()
+        fz.freeze_factories.pop()
+        fz.ignore_lists.pop()
+        fz.tick_flags.pop()
+        fz.tz_offsets.pop()
+        if run is not None:
+            run.leave()
 
 
-def _time_attributes(module: ModuleType) -> list[tuple[str, Any]]:
-    """The attributes of ``module`` that hold real time functions.
+def _faces(clock: VirtualClock) -> dict[str, Any]:
+    """The run's face of each time function freezegun replaces, by its name in ``time``.
 
-    freezegun remembers each module's answer and reuses it while the hash of
-    the module's ``dir()`` is unchanged: some 1,000 sorted ``dir()`` lists
-    and frozensets every run (about 3 ms of a small case's 15-20). For a
-    plain module ``dir()`` is its ``__dict__``'s keys, so the keys are
-    remembered instead, as a tuple in the dict's order: the same keys give
-    an equal tuple, compared item by item in C (an identical string is equal
-    at once), four times as fast as comparing them as sets. Keys that only
-    moved (a name deleted and bound again) give another tuple, and the
-    module is read again: freezegun's own check, by the set of names, misses
-    such a name when it now holds a time function.
-
-    A module is read from its ``__dict__``, the values freezegun's
-    ``getattr`` of each name gives a plain module. For a module with a
-    ``__getattr__`` of its own that is also what keeps it lazy: freezegun's
-    ``getattr`` of every name its ``dir()`` lists imports them all
-    (``retrychaos``'s own exports alone pull in some 170 modules, Hypothesis
-    and pydantic among them: 0.4 s of CPU in the first run of a process),
-    and an attribute not loaded yet is a reference nobody holds. Any other
-    module (a subclass of ``ModuleType``, or one with only its own
-    ``__dir__``) gets freezegun's own check.
+    Four monotonic functions: each face stands for one real function.
     """
-    names = module.__dict__
-    lazy = "__getattr__" in names
-    if type(module) is not ModuleType or (not lazy and "__dir__" in names):
-        return _freezegun_attributes(module)
-    seen = _SEEN.get(module.__name__)
-    keys = tuple(names)
-    if seen is not None and seen[0] is module and keys == seen[1]:
-        return seen[2]
-    real = fz._real_time_object_ids  # noqa: SLF001
-    found = [(name, value) for name, value in list(names.items()) if id(value) in real]
-    _SEEN[module.__name__] = (module, keys, found)
-    return found
+    ns = clock.now_ns
+
+    def monotonic() -> float:
+        return ns() / 1_000_000_000
+
+    def perf_counter() -> float:
+        return ns() / 1_000_000_000
+
+    def monotonic_ns() -> int:
+        return ns()
+
+    def perf_counter_ns() -> int:
+        return ns()
+
+    own = {"monotonic": monotonic, "perf_counter": perf_counter}
+    own |= {"monotonic_ns": monotonic_ns, "perf_counter_ns": perf_counter_ns}
+    return {name: own.get(name) or getattr(fz, f"fake_{name}") for name in _NAMES}
+
+
+class _Run:
+    """One run's patching: what it replaced, and the real function behind each face."""
+
+    __slots__ = ("faces", "fakes", "ignore", "kept", "names", "objects", "reals", "undo")
+
+    def __init__(self, faces: dict[str, Any], ignore: tuple[str, ...]) -> None:
+        self.faces, self.ignore = faces, ignore
+        pairs = [(fz.real_date, fz.FakeDate), (fz.real_datetime, fz.FakeDatetime)]
+        pairs += [(real, faces[name]) for name, real in _REAL_TIME.items()]
+        self.fakes = {id(real): fake for real, fake in pairs}
+        self.reals = {id(fake): real for real, fake in pairs}
+        self.kept: list[Any] = []  # what else reals holds the ids of: alive until the end
+        self.undo: list[tuple[Any, str, Any]] = []
+        self.names: tuple[str, ...] = ()
+        self.objects: tuple[Any, ...] = ()
+
+    def enter(self) -> None:
+        """What freezegun's ``start()`` does for the first ``freeze_time``, the walk kept."""
+        setattr(dt, "datetime", fz.FakeDatetime)  # noqa: B010 (mypy: a module's class)
+        setattr(dt, "date", fz.FakeDate)  # noqa: B010
+        for name, face in self.faces.items():
+            setattr(time, name, face)
+        _uuid_clock(None, None)
+        copyreg.dispatch_table[fz.real_datetime] = fz.pickle_fake_datetime
+        copyreg.dispatch_table[fz.real_date] = fz.pickle_fake_date
+        plan, others = _SCAN.refresh(self.ignore)
+        self.names, self.objects = _SCAN.names, _SCAN.objects
+        fakes, undo = self.fakes, self.undo
+        for module, name, real, _own, _index in plan:
+            setattr(module, name, fakes[id(real)])
+            undo.append((module, name, real))
+        if not others:
+            return
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore")
+            for module in others:
+                for name, value in _freezegun_attributes(module):
+                    fake = fakes.get(id(value))
+                    if fake is not None:
+                        setattr(module, name, fake)
+                        undo.append((module, name, value))
+
+    def leave(self) -> None:
+        """What freezegun's ``stop()`` does for the last ``freeze_time``; safe if enter failed."""
+        setattr(dt, "datetime", fz.real_datetime)  # noqa: B010
+        setattr(dt, "date", fz.real_date)  # noqa: B010
+        copyreg.dispatch_table.pop(fz.real_datetime, None)
+        copyreg.dispatch_table.pop(fz.real_date, None)
+        for module, name, real in self.undo:
+            setattr(module, name, real)
+        self.undo.clear()
+        if self.names:
+            self._put_back_imported()
+        for name, real in _REAL_TIME.items():
+            setattr(time, name, real)
+        _uuid_clock(fz.real_uuid_generate_time, fz.real_uuid_create)
+        self.kept.clear()
+
+    def _put_back_imported(self) -> None:
+        """Modules imported during the run: the real function wherever they hold a face."""
+        modules = sys.modules
+        if tuple(modules) == self.names and all(map(is_, modules.values(), self.objects)):
+            return
+        before = dict(zip(self.names, self.objects, strict=True))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name, module in list(modules.items()):
+                if before.get(name) is module or not _chosen(name, module, self.ignore):
+                    continue
+                for attribute, value in _attributes(module):
+                    real = self.reals.get(id(value))
+                    if real is not None and attribute not in _FREEZEGUN_NAMES:
+                        setattr(module, attribute, real)
+
+
+def _uuid_clock(generate: Any, create: Any) -> None:
+    """Set uuid's own clock functions, as freezegun does (None: uuid1 reads ``time``)."""
+    if fz.uuid_generate_time_attr:
+        setattr(uuid, fz.uuid_generate_time_attr, generate)
+    uuid._UuidCreate = create  # type: ignore[attr-defined]  # noqa: SLF001
+    uuid._last_timestamp = None  # type: ignore[attr-defined]  # noqa: SLF001
+
+
+def _chosen(name: str, module: Any, ignore: tuple[str, ...]) -> bool:
+    """Whether freezegun's ``start()`` would patch this loaded module."""
+    if module is None or name == fz.__name__:
+        return False
+    if name.startswith(ignore) or name.endswith(".six.moves"):
+        return False
+    return hasattr(module, "__name__") and module.__name__ not in _SKIPPED_MODULES
+
+
+def _time_attributes(names: dict[str, Any]) -> list[tuple[str, Any]] | None:
+    """The items of a module's ``__dict__`` that hold real time functions, or None.
+
+    For a plain module that is what freezegun's ``getattr`` of each name of
+    its ``dir()`` finds; for one with its own ``__getattr__`` the dict keeps
+    it lazy (freezegun's way imports all it lists: ``retrychaos``'s exports
+    are some 170 modules, 0.4 s of CPU), and what is not loaded yet is a
+    reference nobody holds. None for a module with only its own ``__dir__``:
+    freezegun's own check reads it, in every run.
+    """
+    if "__getattr__" not in names and "__dir__" in names:
+        return None
+    return [(name, value) for name, value in list(names.items()) if id(value) in _REAL_IDS]
+
+
+def _attributes(module: Any) -> list[tuple[str, Any]]:
+    """All of a module's attributes, read as :func:`_time_attributes` reads them."""
+    if type(module) is ModuleType:
+        names = module.__dict__
+        if "__getattr__" in names or "__dir__" not in names:
+            return list(names.items())
+    return _all_attributes(module)
+
+
+class _ModuleScan:
+    """What the last entry found in ``sys.modules``, for the next to check cheaply.
+
+    Modules are chosen again when ``sys.modules`` holds other names, objects
+    or types, or freezegun's ignore list changed. A plain module is read
+    again when its keys changed (tuples in the dict's order, made and compared
+    in C: 0.5 ms for 900 modules, 33,000 names), so a name deleted and bound
+    again is seen (freezegun's check, by the set of names, misses it), or when
+    a time function it held was replaced (freezegun would lose the new value).
+    Not seen, as by freezegun: a name rebound to a time function, keys the
+    same. Any other module gets freezegun's own check, in every run.
+    """
+
+    __slots__ = (
+        *("dicts", "fixed", "found", "ignore", "keys", "modules"),
+        *("names", "objects", "others", "plan", "types"),
+    )
+
+    def __init__(self) -> None:
+        self.names: tuple[str, ...] = ()
+        self.objects: tuple[Any, ...] = ()
+        self.types: tuple[type, ...] = ()
+        self.ignore: tuple[str, ...] = ()
+        self.modules: list[ModuleType] = []
+        self.dicts: list[dict[str, Any]] = []
+        self.keys: list[tuple[str, ...]] = []
+        self.found: list[list[tuple[str, Any]] | None] = []
+        self.fixed: list[Any] = []
+        self.others: list[Any] = []
+        self.plan: list[tuple[ModuleType, str, Any, dict[str, Any], int]] = []
+
+    def refresh(self, ignore: tuple[str, ...]) -> tuple[list[Any], list[Any]]:
+        """The references to patch (module, name, real, ...); the modules freezegun reads."""
+        modules = sys.modules
+        names, objects = tuple(modules), tuple(modules.values())
+        if (
+            names != self.names
+            or ignore != self.ignore
+            or not all(map(is_, objects, self.objects))
+            or not all(map(is_, map(type, objects), self.types))
+        ):
+            self._walk(names, objects, ignore)
+        else:
+            keys = list(map(tuple, self.dicts))
+            if keys != self.keys:
+                for index, (new, old) in enumerate(zip(keys, self.keys, strict=True)):
+                    if new != old:
+                        self.found[index] = _time_attributes(self.dicts[index])
+                self.keys = keys
+                self._plan()
+        stale = {index for _m, name, real, own, index in self.plan if own.get(name) is not real}
+        for index in stale:
+            self.found[index] = _time_attributes(self.dicts[index])
+        if stale:
+            self._plan()
+        return self.plan, self.others
+
+    def _walk(
+        self, names: tuple[str, ...], objects: tuple[Any, ...], ignore: tuple[str, ...]
+    ) -> None:
+        """Choose the modules again; read those that are new or whose names changed."""
+        known = dict(
+            zip(map(id, self.modules), zip(self.keys, self.found, strict=True), strict=True)
+        )
+        self.modules, self.dicts, self.keys, self.found, self.fixed = [], [], [], [], []
+        types = tuple(map(type, objects))
+        for name, module, kind in zip(names, objects, types, strict=True):
+            if not _chosen(name, module, ignore):
+                continue
+            if kind is not ModuleType:
+                self.fixed.append(module)
+                continue
+            own = module.__dict__
+            keys = tuple(own)
+            seen = known.get(id(module))
+            self.modules.append(module)
+            self.dicts.append(own)
+            self.keys.append(keys)
+            self.found.append(seen[1] if seen and seen[0] == keys else _time_attributes(own))
+        self.names, self.objects, self.types, self.ignore = names, objects, types, ignore
+        self._plan()
+
+    def _plan(self) -> None:
+        triples = zip(self.modules, self.dicts, self.found, strict=True)
+        self.plan = [
+            (module, name, real, own, index)
+            for index, (module, own, found) in enumerate(triples)
+            for name, real in found or ()
+        ]
+        found = zip(self.modules, self.found, strict=True)
+        self.others = self.fixed + [module for module, read in found if read is None]
+
+
+_SCAN = _ModuleScan()
 
 
 def _outside_sleep(loop: VirtualEventLoop, seconds: float) -> None:
