@@ -77,6 +77,16 @@ class TaskMemory:
             found = self._by_operation.get((tool, operation))
             return found if found is not None else self._by_args.get((tool, fingerprint))
 
+    def recall(
+        self, tool: str, operation: str, fingerprint: str
+    ) -> tuple[StandingDecision | None, float | None]:
+        """`standing` and `failed_at`, read in one hold of the lock."""
+        with self._lock:
+            found = self._by_operation.get((tool, operation))
+            if found is None:
+                found = self._by_args.get((tool, fingerprint))
+            return found, self._failed_at.get((tool, operation))
+
     def remember(
         self,
         tool: str,
@@ -124,6 +134,21 @@ class MemoryBook:
         with self._lock:
             memory = self._tasks.get(task_id)
         return None if memory is None else memory.standing(tool, operation, fingerprint)
+
+    def recall(
+        self, task_id: str, tool: str, operation: str, fingerprint: str
+    ) -> tuple[StandingDecision | None, float | None]:
+        """`standing` and `failed_at` together: what a call reads before its first attempt.
+
+        One look at the book (and at the task's memory, if it has one) instead
+        of two: a call reads both at its start, with nothing in between that
+        writes memory, so the pair is the one two looks in a row would give.
+        """
+        with self._lock:
+            memory = self._tasks.get(task_id)
+        if memory is None:
+            return None, None
+        return memory.recall(tool, operation, fingerprint)
 
     def failed_at(self, task_id: str, tool: str, operation: str) -> float | None:
         """`TaskMemory.failed_at` of `task_id`'s memory; None (and no memory made) without one."""
