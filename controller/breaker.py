@@ -235,6 +235,11 @@ class BreakerRegistry:
 
     def for_tool(self, tool: str) -> CircuitBreaker:
         """Return the breaker of `tool`."""
+        # A breaker, once made, is never replaced nor removed, and a dict
+        # lookup is atomic: a hit needs no lock, a miss makes it under the lock.
+        breaker = self._breakers.get(tool)
+        if breaker is not None:
+            return breaker
         with self._lock:
             breaker = self._breakers.get(tool)
             if breaker is None:

@@ -82,7 +82,7 @@ class CallAudit:
             "idempotency_key_digest": self._key_digest,
             "breaker_state": _STATE_TEXT[self._breaker.state_at(now)],
             "result": result,
-            "error": _redacted(text),
+            "error": None if text is None else _redacted(text),
             "status": None if failure is None else failure.status,
             "layer": layer,
             "at": now,
@@ -127,7 +127,7 @@ class CallAudit:
             "idempotency_key_digest": self._key_digest,
             "breaker_state": _STATE_TEXT[self._breaker.state_at(now)],
             "result": result,
-            "error": _redacted(error),
+            "error": None if error is None else _redacted(error),
             "at": now,
             "args_digest": self._args_digest,
             "side_effect": self._side_effect,
@@ -140,4 +140,4 @@ class CallAudit:
 
 
 def _redacted(text: str | None) -> str | None:
-    return redact_text(text) if isinstance(text, str) else text
+    return redact_text(text) if isinstance(text, str) else text  # only text is redacted

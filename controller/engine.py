@@ -45,7 +45,8 @@ _TOO_MANY_REQUESTS = 429
 _BREAKER_FAILURE_KINDS = frozenset({FailureKind.TRANSIENT, FailureKind.UNKNOWN})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+# Not frozen: a frozen dataclass sets its field through `object.__setattr__`, on every call.
+@dataclass(slots=True, kw_only=True)
 class Done:
     """The value a controlled call returns."""
 

@@ -144,8 +144,7 @@ class MemoryBook:
         of two: a call reads both at its start, with nothing in between that
         writes memory, so the pair is the one two looks in a row would give.
         """
-        with self._lock:
-            memory = self._tasks.get(task_id)
+        memory = self._tasks.get(task_id)  # one atomic lookup: see `succeeded`
         if memory is None:
             return None, None
         return memory.recall(tool, operation, fingerprint)
@@ -157,9 +156,14 @@ class MemoryBook:
         return None if memory is None else memory.failed_at(tool, operation)
 
     def succeeded(self, task_id: str, tool: str, operation: str) -> None:
-        """`TaskMemory.succeeded` of `task_id`'s memory, if it has one (else nothing to forget)."""
-        with self._lock:
-            memory = self._tasks.get(task_id)
+        """`TaskMemory.succeeded` of `task_id`'s memory, if it has one (else nothing to forget).
+
+        The book is only read here, by one dict lookup, which is atomic: it
+        sees a memory made or dropped by another thread either before or
+        after, as a lookup under the book's lock would (the lock orders the
+        writers, `for_task` and `forget`, among themselves).
+        """
+        memory = self._tasks.get(task_id)
         if memory is not None:
             memory.succeeded(tool, operation)
 

@@ -85,17 +85,20 @@ def _is_plain(record: dict[Any, Any]) -> _Shape | None:
     if not shape.plain:
         return None
     texts: list[str] = []
+    keep = texts.append
     for value in record.values():
+        if value is None:  # the commonest value of a record: not applicable
+            continue
         kind = type(value)
         if kind is str:
-            texts.append(value)
+            keep(value)
         elif kind is float:
             if not math.isfinite(value):
                 return None
         elif kind is int:
             if value.bit_length() > _PLAIN_INT_BITS:
                 return None
-        elif kind is not bool and value is not None:
+        elif kind is not bool:
             return None
     # Neither prefix holds NUL, so no match spans two texts (nor a key and a value).
     return shape if _clean("\0".join(texts)) else None
