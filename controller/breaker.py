@@ -109,18 +109,27 @@ class CircuitBreaker:
     def state(self) -> BreakerState:
         """The current state (an open breaker past its cool-down reports half-open)."""
         state = self._state
+        return state if state is not BreakerState.OPEN else self.state_at(None)
+
+    def state_at(self, now: float | None) -> BreakerState:
+        """`state`, with the caller's reading of the clock (None: the breaker reads it)."""
+        state = self._state
         if state is not BreakerState.OPEN:  # only an open breaker moves by being looked at
             return state
         with self._lock:
-            transitions = self._refresh_locked()
+            transitions = self._refresh_locked(now)
             state = self._state
         self._emit(transitions)
         return state
 
-    def admit(self) -> Permit | None:
-        """Return a permit to call the tool, or None when the breaker refuses."""
+    def admit(self, *, now: float | None = None) -> Permit | None:
+        """Return a permit to call the tool, or None when the breaker refuses.
+
+        `now` is the caller's reading of the clock, when it has just taken one
+        (only an open breaker needs it, to see whether its cool-down is over).
+        """
         with self._lock:
-            transitions = self._refresh_locked()
+            transitions = self._refresh_locked(now)
             permit: Permit | None = None
             if self._state is BreakerState.CLOSED:
                 permit = self._permit
@@ -171,13 +180,17 @@ class CircuitBreaker:
 
     def release(self, permit: Permit) -> None:
         """End `permit` (always, even on cancellation): frees its probe slot."""
+        if not permit.probe:
+            # Only a probe holds a slot; a permit is immutable, so this needs no lock.
+            return
         with self._lock:
-            if permit.probe and permit.generation == self._generation:
+            if permit.generation == self._generation:
                 self._probes -= 1
 
-    def _refresh_locked(self) -> list[BreakerTransition]:
+    def _refresh_locked(self, now: float | None) -> list[BreakerTransition]:
         if self._state is BreakerState.OPEN:
-            now = self._clock.now()
+            if now is None:
+                now = self._clock.now()
             if now >= self._opened_at + self.config.cooldown_s:
                 return [self._move_locked(BreakerState.HALF_OPEN, "cool-down over")]
         return []
@@ -222,6 +235,11 @@ class BreakerRegistry:
 
     def for_tool(self, tool: str) -> CircuitBreaker:
         """Return the breaker of `tool`."""
+        # A breaker, once made, is never replaced nor removed, and a dict
+        # lookup is atomic: a hit needs no lock, a miss makes it under the lock.
+        breaker = self._breakers.get(tool)
+        if breaker is not None:
+            return breaker
         with self._lock:
             breaker = self._breakers.get(tool)
             if breaker is None:

@@ -137,13 +137,31 @@ class TaskBudget:
         with self._lock:
             return self._refusal_locked(tool, operation, self._clock.now())
 
-    def charge(self, tool: str, operation: str | None = None) -> BudgetRefusal | None:
-        """Charge one attempt on `tool` (and `operation`); return why not if over budget.
+    def preflight(
+        self, tool: str, operation: str | None, *, now: float
+    ) -> tuple[BudgetRefusal | None, float | None]:
+        """`check` and `not_before` at `now`, in one hold of the lock.
 
-        A refused attempt charges nothing.
+        The controller's admission reads both before every attempt; one hold
+        gives the pair as of one moment, which two holds in a row give too
+        whenever no other thread charges or holds in between (and then the
+        later `charge` checks again under the lock).
         """
         with self._lock:
-            now = self._clock.now()
+            return self._refusal_locked(tool, operation, now), self._not_before.get(tool)
+
+    def charge(
+        self, tool: str, operation: str | None = None, *, now: float | None = None
+    ) -> BudgetRefusal | None:
+        """Charge one attempt on `tool` (and `operation`); return why not if over budget.
+
+        A refused attempt charges nothing. `now` is the caller's own reading
+        of the clock, when it has just taken one (the controller reads it once
+        per admission); the budget reads it otherwise.
+        """
+        with self._lock:
+            if now is None:
+                now = self._clock.now()
             refusal = self._refusal_locked(tool, operation, now)
             if refusal is None:
                 if self._started_at is None:
@@ -222,7 +240,7 @@ class TaskBudget:
         self, tool: str, operation: str | None = None
     ) -> contextlib.AbstractContextManager[None]:
         """Mark the code inside as one attempt already charged (one prepaid request)."""
-        return _PaidAttempt(_AttemptScope(budget=self, tool=tool, operation=operation, credits=1))
+        return _AttemptScope(self, tool, operation)
 
     def _deadline_locked(self, now: float) -> float:
         if self._explicit_deadline is not None:
@@ -261,33 +279,32 @@ class BudgetBook:
             return len(self._budgets)
 
 
-@dataclass(slots=True, kw_only=True)
-class _AttemptScope:
-    budget: TaskBudget
-    tool: str
-    operation: str | None
-    credits: int
+class _AttemptScope(contextlib.AbstractContextManager[None]):
+    """The context of `TaskBudget.paid_attempt`: current inside, with its prepaid credits.
+
+    One object is both the context manager and what `_SCOPE` holds, so an
+    attempt builds one object, not two.
+    """
+
+    __slots__ = ("_token", "budget", "credits", "operation", "tool")
+    _token: contextvars.Token[_AttemptScope | None]
+
+    def __init__(self, budget: TaskBudget, tool: str, operation: str | None) -> None:
+        self.budget = budget
+        self.tool = tool
+        self.operation = operation
+        self.credits = 1  # the attempt's first request, charged by the controller
+
+    def __enter__(self) -> None:
+        self._token = _SCOPE.set(self)
+
+    def __exit__(self, *_: object) -> None:
+        _SCOPE.reset(self._token)
 
 
 _SCOPE: contextvars.ContextVar[_AttemptScope | None] = contextvars.ContextVar(
     "retrychaos_attempt_scope", default=None
 )
-
-
-class _PaidAttempt(contextlib.AbstractContextManager[None]):
-    """The context of `TaskBudget.paid_attempt`: its scope is current inside."""
-
-    __slots__ = ("_scope", "_token")
-    _token: contextvars.Token[_AttemptScope | None]
-
-    def __init__(self, scope: _AttemptScope) -> None:
-        self._scope = scope
-
-    def __enter__(self) -> None:
-        self._token = _SCOPE.set(self._scope)
-
-    def __exit__(self, *_: object) -> None:
-        _SCOPE.reset(self._token)
 
 
 def add_prepaid_credit(budget: TaskBudget, tool: str) -> None:

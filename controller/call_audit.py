@@ -58,9 +58,15 @@ class CallAudit:
         layer: str = "controller",
         layer_attempt: int | None = None,
         error: str | None = None,
+        now: float | None = None,
     ) -> None:
-        """Emit the record of attempt number `attempt` of the call."""
-        now = self._core.clock.now()
+        """Emit the record of attempt number `attempt` of the call.
+
+        `now` is the caller's reading of the clock when it has one for this
+        step (one reading per step: its records tell the same moment).
+        """
+        if now is None:
+            now = self._core.clock.now()
         ctx = self._ctx
         text = error if failure is None else failure.message
         record: dict[str, Any] = {
@@ -74,9 +80,9 @@ class CallAudit:
             "elapsed_s": now - self._started,
             "backoff_s": backoff_s,
             "idempotency_key_digest": self._key_digest,
-            "breaker_state": _STATE_TEXT[self._breaker.state],
+            "breaker_state": _STATE_TEXT[self._breaker.state_at(now)],
             "result": result,
-            "error": _redacted(text),
+            "error": None if text is None else _redacted(text),
             "status": None if failure is None else failure.status,
             "layer": layer,
             "at": now,
@@ -97,13 +103,16 @@ class CallAudit:
         error: str | None = None,
         replayed: bool = False,
         repeated: bool = False,
+        now: float | None = None,
     ) -> None:
         """Emit the record of the call's final decision, after `attempt` attempts.
 
         `replayed`: the ledger's recorded result came back; `repeated`: a
         decision that stands came back; in both cases the tool was not called.
+        `now`: as for `attempt`.
         """
-        now = self._core.clock.now()
+        if now is None:
+            now = self._core.clock.now()
         ctx = self._ctx
         record: dict[str, Any] = {
             "event": "decision",
@@ -116,9 +125,9 @@ class CallAudit:
             "elapsed_s": now - self._started,
             "backoff_s": None,
             "idempotency_key_digest": self._key_digest,
-            "breaker_state": _STATE_TEXT[self._breaker.state],
+            "breaker_state": _STATE_TEXT[self._breaker.state_at(now)],
             "result": result,
-            "error": _redacted(error),
+            "error": None if error is None else _redacted(error),
             "at": now,
             "args_digest": self._args_digest,
             "side_effect": self._side_effect,
@@ -131,4 +140,4 @@ class CallAudit:
 
 
 def _redacted(text: str | None) -> str | None:
-    return redact_text(text) if isinstance(text, str) else text
+    return redact_text(text) if isinstance(text, str) else text  # only text is redacted

@@ -46,6 +46,7 @@ __all__ = [
     "decide",
     "final_payload",
     "readmit",
+    "retry_after_hold",
     "standing",
 ]
 
@@ -295,6 +296,27 @@ def readmit(
             ),
         )
     return Retry(delay_s=wait)
+
+
+def retry_after_hold(*, not_before: float, now: float, deadline: float) -> Decision | None:
+    """Decide what an earlier Retry-After of the task for a tool asks of the next attempt.
+
+    `not_before` is the earliest time the service allowed; None when it has
+    passed, a wait until then, or, when that wait would not end before the
+    task `deadline`, the end of the call now.
+    """
+    if not_before <= now:
+        return None
+    left = deadline - now
+    if not_before - now >= left:
+        return Final(
+            verdict=Verdict.DEADLINE_EXCEEDED,
+            message=(
+                f"the service asked (Retry-After) not to be called for {not_before - now:.3f} s, "
+                f"beyond the task deadline ({left:.3f} s left)"
+            ),
+        )
+    return Retry(delay_s=not_before - now)
 
 
 def final_payload(

@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Any
 from .breaker import BreakerState, Permit
 from .budget import add_prepaid_credit
 from .call_audit import CallAudit
-from .decision import Final, Prior, Retry, decide, final_payload, readmit, standing
+from .decision import (
+    Final,
+    Prior,
+    Retry,
+    decide,
+    final_payload,
+    readmit,
+    retry_after_hold,
+    standing,
+)
 from .errors import BudgetExhausted, IdempotencyConflict
 from .idempotency import fingerprint
 from .kinds import TEXT, FailureKind, Verdict, semantics_of
@@ -36,7 +45,8 @@ _TOO_MANY_REQUESTS = 429
 _BREAKER_FAILURE_KINDS = frozenset({FailureKind.TRANSIENT, FailureKind.UNKNOWN})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+# Not frozen: a frozen dataclass sets its field through `object.__setattr__`, on every call.
+@dataclass(slots=True, kw_only=True)
 class Done:
     """The value a controlled call returns."""
 
@@ -69,7 +79,9 @@ class CallRun:
         self._maybe_committed = False
         self._reached = False
         self._last_end: float | None = None
-        self._readmitted = False
+        # When the operation's last attempt failed (an earlier invocation): read
+        # in `open` with the standing decisions, spent by the first admission.
+        self._prior_failed_at: float | None = None
         self._gate_refused: tuple[BaseException, Failure] | None = None
 
     @property
@@ -84,7 +96,7 @@ class CallRun:
         these arguments, an unknown side-effect outcome for this operation)
         comes back without calling the tool; then the ledger is consulted.
         """
-        stands = self._memory.standing(
+        stands, self._prior_failed_at = self._memory.recall(
             self._ctx.task_id, self.tool, self.operation, self._fingerprint
         )
         if stands is not None:
@@ -119,68 +131,47 @@ class CallRun:
         deadline ends the call. Then the breaker admits, and only then the
         budget is charged: a refused caller never holds a probe slot.
         """
-        refusal = self.budget.check(self.tool, self.operation)
+        now = self._core.clock.now()  # one moment: one reading, one look at the budget
+        refusal, not_before = self.budget.preflight(self.tool, self.operation, now=now)
         if refusal is not None:
-            return self._finish(refusal.verdict, refusal.message, None)
-        wait = self._retry_after_wait()
-        if isinstance(wait, Done):
-            return wait
-        if not self._readmitted:
-            self._readmitted = True
-            backoff = self._readmit()
-            if isinstance(backoff, Done):
-                return backoff
+            return self._finish(refusal.verdict, refusal.message, None, now=now)
+        wait: Retry | None = None
+        if not_before is not None:
+            held = retry_after_hold(not_before=not_before, now=now, deadline=self.budget.deadline)
+            if isinstance(held, Final):
+                return self._finish(held.verdict, held.message, None, now=now)
+            wait = held
+        failed_at, self._prior_failed_at = self._prior_failed_at, None
+        if failed_at is not None:  # a re-invocation after a failure: only its first admission
+            attempts = self.budget.operation_attempts(self.tool, self.operation)
+            backoff = readmit(
+                prior=Prior(attempts=attempts, failed_at=failed_at),
+                budget=self.budget.state(self.tool, self.operation),
+                policy=self._core.policy,
+                now=now,
+                jitter=self._core.jitter(),
+            )
+            if isinstance(backoff, Final):
+                return self._finish(backoff.verdict, backoff.message, None, now=now)
             if backoff is not None and (wait is None or backoff.delay_s > wait.delay_s):
                 wait = backoff
         if wait is not None:
             return wait
-        permit = self.breaker.admit()
+        permit = self.breaker.admit(now=now)
         if permit is None:
             return self._finish(
                 Verdict.CIRCUIT_OPEN,
                 f"circuit breaker for {self.tool!r} is open: the tool was not called",
                 None,
+                now=now,
             )
-        refusal = self.budget.charge(self.tool, self.operation)
+        refusal = self.budget.charge(self.tool, self.operation, now=now)
         if refusal is not None:
             self.breaker.release(permit)
-            return self._finish(refusal.verdict, refusal.message, None)
+            return self._finish(refusal.verdict, refusal.message, None, now=now)
         self._permit = permit
         self.attempt += 1
         return None
-
-    def _readmit(self) -> Done | Retry | None:
-        failed_at = self._memory.failed_at(self._ctx.task_id, self.tool, self.operation)
-        if failed_at is None:
-            return None
-        decision = readmit(
-            prior=Prior(
-                attempts=self.budget.operation_attempts(self.tool, self.operation),
-                failed_at=failed_at,
-            ),
-            budget=self.budget.state(self.tool, self.operation),
-            policy=self._core.policy,
-            now=self._core.clock.now(),
-            jitter=self._core.jitter(),
-        )
-        if isinstance(decision, Final):
-            return self._finish(decision.verdict, decision.message, None)
-        return decision
-
-    def _retry_after_wait(self) -> Done | Retry | None:
-        not_before = self.budget.not_before(self.tool)
-        now = self._core.clock.now()
-        if not_before is None or not_before <= now:
-            return None
-        left = self.budget.state(self.tool).deadline - now
-        if not_before - now >= left:
-            return self._finish(
-                Verdict.DEADLINE_EXCEEDED,
-                f"the service asked (Retry-After) not to be called for {not_before - now:.3f} s, "
-                f"beyond the task deadline ({left:.3f} s left)",
-                None,
-            )
-        return Retry(delay_s=not_before - now)
 
     def attempt_scope(self) -> AbstractContextManager[None]:
         """Run the tool inside: its first request is already paid for."""
@@ -200,8 +191,11 @@ class CallRun:
         key = self._ctx.idempotency_key
         if self.semantics.side_effect and key:
             self._core.ledger.complete(key, self._fingerprint, result, at=self._core.clock.wall())
-        self._audit.attempt(self.attempt, failure=None, decision="ok", backoff_s=None, result="ok")
-        self._audit.decision(self.attempt, Verdict.OK, result="ok")
+        now = self._core.clock.now()  # the attempt's record and the decision's: one moment
+        self._audit.attempt(
+            self.attempt, failure=None, decision="ok", backoff_s=None, result="ok", now=now
+        )
+        self._audit.decision(self.attempt, Verdict.OK, result="ok", now=now)
         self._core.metrics.record_call(
             task_id=self._ctx.task_id, verdict=Verdict.OK, attempts=self.attempt
         )
@@ -343,7 +337,13 @@ class CallRun:
         )
 
     def _finish(
-        self, verdict: Verdict, message: str, failure: Failure | None, *, conflict: bool = False
+        self,
+        verdict: Verdict,
+        message: str,
+        failure: Failure | None,
+        *,
+        conflict: bool = False,
+        now: float | None = None,
     ) -> Done:
         key = self._ctx.idempotency_key
         if self._fresh_claim and key and not self._maybe_committed:
@@ -358,7 +358,7 @@ class CallRun:
         kind = None if failure is None else TEXT[failure.kind]
         self._remember(verdict, failure, payload)
         self._audit.decision(
-            self.attempt, verdict, result="error", failure_kind=kind, error=message
+            self.attempt, verdict, result="error", failure_kind=kind, error=message, now=now
         )
         self._core.metrics.record_call(
             task_id=self._ctx.task_id, verdict=verdict, attempts=self.attempt

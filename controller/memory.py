@@ -77,6 +77,16 @@ class TaskMemory:
             found = self._by_operation.get((tool, operation))
             return found if found is not None else self._by_args.get((tool, fingerprint))
 
+    def recall(
+        self, tool: str, operation: str, fingerprint: str
+    ) -> tuple[StandingDecision | None, float | None]:
+        """`standing` and `failed_at`, read in one hold of the lock."""
+        with self._lock:
+            found = self._by_operation.get((tool, operation))
+            if found is None:
+                found = self._by_args.get((tool, fingerprint))
+            return found, self._failed_at.get((tool, operation))
+
     def remember(
         self,
         tool: str,
@@ -125,6 +135,20 @@ class MemoryBook:
             memory = self._tasks.get(task_id)
         return None if memory is None else memory.standing(tool, operation, fingerprint)
 
+    def recall(
+        self, task_id: str, tool: str, operation: str, fingerprint: str
+    ) -> tuple[StandingDecision | None, float | None]:
+        """`standing` and `failed_at` together: what a call reads before its first attempt.
+
+        One look at the book (and at the task's memory, if it has one) instead
+        of two: a call reads both at its start, with nothing in between that
+        writes memory, so the pair is the one two looks in a row would give.
+        """
+        memory = self._tasks.get(task_id)  # one atomic lookup: see `succeeded`
+        if memory is None:
+            return None, None
+        return memory.recall(tool, operation, fingerprint)
+
     def failed_at(self, task_id: str, tool: str, operation: str) -> float | None:
         """`TaskMemory.failed_at` of `task_id`'s memory; None (and no memory made) without one."""
         with self._lock:
@@ -132,9 +156,14 @@ class MemoryBook:
         return None if memory is None else memory.failed_at(tool, operation)
 
     def succeeded(self, task_id: str, tool: str, operation: str) -> None:
-        """`TaskMemory.succeeded` of `task_id`'s memory, if it has one (else nothing to forget)."""
-        with self._lock:
-            memory = self._tasks.get(task_id)
+        """`TaskMemory.succeeded` of `task_id`'s memory, if it has one (else nothing to forget).
+
+        The book is only read here, by one dict lookup, which is atomic: it
+        sees a memory made or dropped by another thread either before or
+        after, as a lookup under the book's lock would (the lock orders the
+        writers, `for_task` and `forget`, among themselves).
+        """
+        memory = self._tasks.get(task_id)
         if memory is not None:
             memory.succeeded(tool, operation)
 

@@ -36,23 +36,22 @@ class _Shape:
     from record to record.
     """
 
-    __slots__ = ("keys", "missing", "order", "plain", "values")
+    __slots__ = ("keys", "missing", "plain", "template")
 
     def __init__(self, keys: tuple[Any, ...]) -> None:
         self.keys = keys
         text = "\0".join(keys) if all(type(key) is str for key in keys) else None
         self.plain = text is not None and _clean(text)
-        self.order: tuple[str, ...] = tuple(sorted(keys)) if self.plain else ()
-        # One C call for the values in sorted order (itemgetter of one name
-        # gives the value itself, not a tuple).
-        self.values = operator.itemgetter(*self.order) if len(self.order) > 1 else None
+        # The keys in sorted order, each bound to None: a copy of it updated
+        # with a record is that record sorted, made in two C calls.
+        self.template: dict[str, Any] = dict.fromkeys(sorted(keys)) if self.plain else {}
         self.missing = [name for name in AUDIT_FIELDS if name not in keys]
 
     def stored(self, record: dict[str, Any]) -> dict[str, Any]:
         """The record with its keys sorted, as JSON gives back a plain one."""
-        if self.values is None:
-            return {name: record[name] for name in self.order}
-        return dict(zip(self.order, self.values(record), strict=True))
+        stored = self.template.copy()
+        stored.update(record)  # the same keys: each value replaced, the sorted order kept
+        return stored
 
 
 _SHAPES: dict[tuple[Any, ...], _Shape] = {}
@@ -86,17 +85,20 @@ def _is_plain(record: dict[Any, Any]) -> _Shape | None:
     if not shape.plain:
         return None
     texts: list[str] = []
+    keep = texts.append
     for value in record.values():
+        if value is None:  # the commonest value of a record: not applicable
+            continue
         kind = type(value)
         if kind is str:
-            texts.append(value)
+            keep(value)
         elif kind is float:
             if not math.isfinite(value):
                 return None
         elif kind is int:
             if value.bit_length() > _PLAIN_INT_BITS:
                 return None
-        elif kind is not bool and value is not None:
+        elif kind is not bool:
             return None
     # Neither prefix holds NUL, so no match spans two texts (nor a key and a value).
     return shape if _clean("\0".join(texts)) else None
