@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from .clock import NS_PER_S, VirtualClock
+from .clock import NS_PER_S, ROUND_FREE_NS, VirtualClock
 from .tally import Tally
 from .trace import EVENT_SETTERS, FAST_EVENTS, TraceEvent, make_event
 
@@ -132,7 +132,9 @@ class Recorder:
         ns = clock._ns if clock is not None else self._now_ns()  # noqa: SLF001 (hot path)
         if ns != self._last_ns:
             self._last_ns = ns
-            self._last_at = round(ns / NS_PER_S, 9)
+            # The division alone is the rounded time below ROUND_FREE_NS (48 days):
+            # round() converts to decimal and back, for every event of a fleet.
+            self._last_at = ns / NS_PER_S if ns < ROUND_FREE_NS else round(ns / NS_PER_S, 9)
         seq = self._seq
         self._seq = seq + 1
         if self._plain:  # keep it in memory: the usual case, inlined

@@ -70,6 +70,7 @@ _FOREVER_NS = 10 * 365 * 24 * 3600 * NS_PER_S
 
 
 _Future = asyncio.Future
+_new = object.__new__
 _NEVER_ANSWERS = frozenset(
     {FaultType.READ_TIMEOUT, FaultType.TIMEOUT_AFTER_COMMIT, FaultType.CONNECT_TIMEOUT}
 )
@@ -294,7 +295,15 @@ class SimulatedService:
         lost = plan.lost
         never_answers = lost in _NEVER_ANSWERS
         times_out = never_answers or plan.delay_ns > timeout_ns
-        pending = Pending(plan, who, n, start_ns, times_out)
+        # Pending(plan, who, n, start_ns, times_out), its slots filled here: every attempt.
+        pending: Pending = _new(Pending)
+        pending.plan = plan
+        pending.who = who
+        pending.n = n
+        pending.start_ns = start_ns
+        pending.times_out = times_out
+        pending.waiter = None
+        pending.timer = None
         due_ns = start_ns + (timeout_ns if times_out else plan.delay_ns)
         if due_ns > start_ns:  # begin() calls this at start_ns, before any wait
             loop = asyncio.get_running_loop()
