@@ -6,9 +6,13 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from retrychaos.contract import Ctx
 from retrychaos.controllers.registry import ControllerRef
 from retrychaos.runner import run_case
 from retrychaos.scenario import scenario_from_dict
+from retrychaos.workload.ctx import new_ctx
 from retrychaos.workload.inrun import Operation
 from retrychaos.world.context import CURRENT_CALL, CallMeta
 from retrychaos.world.server import Plan
@@ -105,3 +109,28 @@ def test_the_fields_filled_by_hand_are_the_classes_fields() -> None:
         "waiter",
         "who",
     ]
+
+
+def test_a_ctx_filled_unfrozen_is_the_constructed_ctx() -> None:
+    """new_ctx gives the very object Ctx(...) gives: type, fields, equality, hash, frozen."""
+    values = ("a0-t0", "a0-t0-c0-i1", "search", False, None, True, 8.0, 0, "a0-t0-c0", 1)
+    made = new_ctx(*values)
+    constructed = Ctx(
+        task_id="a0-t0",
+        call_id="a0-t0-c0-i1",
+        tool="search",
+        side_effect=False,
+        idempotency_key=None,
+        idempotency_supported=True,
+        deadline=8.0,
+        agent_id=0,
+        operation_id="a0-t0-c0",
+        invocation=1,
+    )
+    assert new_ctx.__name__ == "refrozen"  # the fast way is the one in use
+    assert type(made) is Ctx
+    assert made == constructed
+    assert hash(made) == hash(constructed)
+    assert repr(made) == repr(constructed)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.invocation = 2  # type: ignore[misc]
