@@ -54,7 +54,6 @@ __all__ = [
     "check_route",
     "declared_family",
     "family",
-    "status_error_builder",
 ]
 
 _CACHE_MAX = 512
@@ -64,41 +63,6 @@ _new = object.__new__
 def headers_for(idempotency_key: str | None) -> dict[str, str]:
     """The headers an attempt carries: its ``Idempotency-Key``, if it has one."""
     return {IDEMPOTENCY_HEADER: idempotency_key} if idempotency_key else {}
-
-
-def status_error_builder(cls: type[Exception]) -> Callable[..., Exception]:
-    """``cls`` itself, or a cheaper builder of the very same ``cls(message, request=, response=)``.
-
-    httpx's ``HTTPStatusError`` takes three ``__init__`` levels (and a property
-    setter) to store a message, a request and a response: two thirds of a
-    storm's attempts fail, and each pays that. The builder stores the same
-    state directly (``args``, then ``_request`` and ``response`` in that
-    order), and is used only if a probe built both ways has the same ``args``,
-    the same ``__dict__`` (keys in order) and the same text; a library whose
-    ``__init__`` does anything else keeps its class. The line that raises the
-    error is the same either way, so a traceback reads the same.
-    """
-    new = cls.__new__
-
-    def build(message: str, *, request: Any, response: Any) -> Exception:
-        exc = new(cls, message)
-        exc._request = request  # type: ignore[attr-defined]  # noqa: SLF001 (what __init__ stores)
-        exc.response = response  # type: ignore[attr-defined]
-        return exc
-
-    request, response = object(), object()
-    try:
-        made = cls("probe", request=request, response=response)  # type: ignore[call-arg]
-        built = build("probe", request=request, response=response)
-    except Exception:  # any surprise: the class itself
-        return cls
-    same = (
-        made.args == built.args
-        and list(made.__dict__.items()) == list(built.__dict__.items())
-        and str(made) == str(built)
-        and getattr(made, "request", None) is getattr(built, "request", None) is request
-    )
-    return build if same else cls
 
 
 def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
@@ -126,10 +90,7 @@ class Family:
         """Describe the family ``name`` whose module is ``module`` (httpx or httpx2)."""
         self.name = name
         self.hx: Any = module
-        self.status_error: Any = status_error_builder(module.HTTPStatusError)
-        """Builds the library's ``HTTPStatusError(message, request=, response=)``: the
-        same object as the class makes, without its ``__init__`` chain when that only
-        stores what it is given (see :func:`status_error_builder`)."""
+        self.status_error: Any = status_error_builder(module.HTTPStatusError)  # (see there)
         self.transport_error: type[Exception] = module.TransportError
         self.errors: tuple[type[Exception], ...] = (module.HTTPStatusError, self.transport_error)
         """What a client of this family raises for a failed attempt (what an SDK layer sees)."""
@@ -380,6 +341,41 @@ def block_on(loop: Any, coro: Coroutine[Any, Any, Any], *, what: str) -> Any:
             "use env.http"
         )
         raise RuntimeError(msg) from None
+
+
+def status_error_builder(cls: type[Exception]) -> Callable[..., Exception]:
+    """``cls`` itself, or a cheaper builder of the very same ``cls(message, request=, response=)``.
+
+    httpx's ``HTTPStatusError`` takes three ``__init__`` levels (and a property
+    setter) to store a message, a request and a response: two thirds of a
+    storm's attempts fail, and each pays that. The builder stores the same
+    state directly (``args``, then ``_request`` and ``response`` in that
+    order), and is used only if a probe built both ways has the same ``args``,
+    the same ``__dict__`` (keys in order) and the same text; a library whose
+    ``__init__`` does anything else keeps its class. The line that raises the
+    error is the same either way, so a traceback reads the same.
+    """
+    new = cls.__new__
+
+    def build(message: str, *, request: Any, response: Any) -> Exception:
+        exc = new(cls, message)
+        exc._request = request  # type: ignore[attr-defined]  # noqa: SLF001 (what __init__ stores)
+        exc.response = response  # type: ignore[attr-defined]
+        return exc
+
+    request, response = object(), object()
+    try:
+        made = cls("probe", request=request, response=response)  # type: ignore[call-arg]
+        built = build("probe", request=request, response=response)
+    except Exception:  # any surprise: the class itself
+        return cls
+    same = (
+        made.args == built.args
+        and list(made.__dict__.items()) == list(built.__dict__.items())
+        and str(made) == str(built)
+        and getattr(made, "request", None) is getattr(built, "request", None) is request
+    )
+    return build if same else cls
 
 
 HTTPX = Family("httpx", httpx)

@@ -81,7 +81,6 @@ _new = object.__new__
 _copy_context = contextvars.copy_context
 _running_loop = events._get_running_loop  # noqa: SLF001 (asyncio's API for loops: None if none)
 _Future = asyncio.Future
-_ceil = math.ceil
 
 
 async def sleep(delay: float) -> None:
@@ -310,7 +309,7 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
                 when = scheduled[0][0]
                 if when > clock._ns / NS_PER_S:  # noqa: SLF001 (what asyncio's select would wait)
                     # _jump(), its usual case inlined: every wait of a fleet lands here.
-                    when_ns = _ceil(when * NS_PER_S)  # landing_ns(when)
+                    when_ns = math.ceil(when * NS_PER_S)  # landing_ns(when)
                     while when_ns / NS_PER_S < when:
                         when_ns += 1
                     if when_ns > self.horizon_ns:

@@ -70,7 +70,6 @@ _FOREVER_NS = 10 * 365 * 24 * 3600 * NS_PER_S
 
 
 _Future = asyncio.Future
-_new = object.__new__
 _NEVER_ANSWERS = frozenset(
     {FaultType.READ_TIMEOUT, FaultType.TIMEOUT_AFTER_COMMIT, FaultType.CONNECT_TIMEOUT}
 )
@@ -296,7 +295,7 @@ class SimulatedService:
         never_answers = lost in _NEVER_ANSWERS
         times_out = never_answers or plan.delay_ns > timeout_ns
         # Pending(plan, who, n, start_ns, times_out), its slots filled here: every attempt.
-        pending: Pending = _new(Pending)
+        pending: Pending = object.__new__(Pending)
         pending.plan = plan
         pending.who = who
         pending.n = n
