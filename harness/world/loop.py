@@ -308,14 +308,7 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
             if scheduled:
                 when = scheduled[0][0]
                 if when > clock._ns / NS_PER_S:  # noqa: SLF001 (what asyncio's select would wait)
-                    # _jump(), its usual case inlined: every wait of a fleet lands here.
-                    when_ns = math.ceil(when * NS_PER_S)  # landing_ns(when)
-                    while when_ns / NS_PER_S < when:
-                        when_ns += 1
-                    if when_ns > self.horizon_ns:
-                        self._jump(when)
-                    elif when_ns > clock._ns:  # noqa: SLF001
-                        clock._ns = when_ns  # noqa: SLF001
+                    self._jump(when)
             else:
                 # No timer at all, and every thread of the run is a baton thread,
                 # which runs only when the loop hands it the baton: nothing can wake us.

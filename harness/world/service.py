@@ -294,15 +294,7 @@ class SimulatedService:
         lost = plan.lost
         never_answers = lost in _NEVER_ANSWERS
         times_out = never_answers or plan.delay_ns > timeout_ns
-        # Pending(plan, who, n, start_ns, times_out), its slots filled here: every attempt.
-        pending: Pending = object.__new__(Pending)
-        pending.plan = plan
-        pending.who = who
-        pending.n = n
-        pending.start_ns = start_ns
-        pending.times_out = times_out
-        pending.waiter = None
-        pending.timer = None
+        pending = Pending(plan, who, n, start_ns, times_out)
         due_ns = start_ns + (timeout_ns if times_out else plan.delay_ns)
         if due_ns > start_ns:  # begin() calls this at start_ns, before any wait
             loop = asyncio.get_running_loop()
