@@ -52,6 +52,9 @@ if TYPE_CHECKING:
     from .model import Next
 
 
+_new = object.__new__
+
+
 def agent_rng(seed: int, agent: int) -> random.Random:
     """The RNG agent ``agent`` owns in a run seeded ``seed``."""
     return random.Random(seed * 1_000_003 + agent)
@@ -168,17 +171,24 @@ class Fleet:
         rng: random.Random,
         model: Model,
     ) -> bool:
-        state = Operation(
-            agent=agent,
-            task=task,
-            op=op,
-            spec=spec,
-            args=args,
-            key=key,
-            deadline=deadline,
-            rng=rng,
-            model=model,
-        )
+        # Operation(agent=..., model=...), its slots filled here: one per operation, and
+        # a keyword call of fourteen fields costs more than the stores
+        # (tests/workload/test_fast_objects.py holds the two equal).
+        state: Operation = _new(Operation)
+        state.agent = agent
+        state.task = task
+        state.op = op
+        state.spec = spec
+        state.args = args
+        state.key = key
+        state.deadline = deadline
+        state.rng = rng
+        state.model = model
+        state.invocation = 0
+        state.replans = 0
+        state.fixes = 0
+        state.call = ""
+        state.pending = None
         while True:
             ctx, meta = self._begin(state)
             if self.is_async:
@@ -240,9 +250,16 @@ class Fleet:
             state.op,
             invocation,
         )
-        return ctx, CallMeta(
-            agent=state.agent, task=state.task, call=call, op=state.op, rng=state.rng
-        )
+        # CallMeta(agent=..., rng=...), its slots filled here: one per invocation.
+        meta: CallMeta = _new(CallMeta)
+        meta.agent = state.agent
+        meta.task = state.task
+        meta.call = call
+        meta.op = state.op
+        meta.rng = state.rng
+        meta.layer = "controller"
+        meta.raised = None
+        return ctx, meta
 
     def _decided(self, state: Operation, outcome: tuple[Outcome, dict[str, Any]]) -> None:
         """Record what the invocation in progress amounted to (its ``decision`` event)."""

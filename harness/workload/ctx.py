@@ -25,11 +25,36 @@ _CTX_FIELDS = (
 )
 
 
+class _UnfrozenCtx:
+    """:class:`Ctx`'s layout, not frozen: plain stores, then ``__class__ = Ctx``.
+
+    Setting a frozen object's slots through their descriptors is one method
+    call a field; Python lets an object switch between two classes of the same
+    slots and base, and the switched object is the very one ``Ctx(...)`` makes
+    (as :class:`~retrychaos.world.trace.UnfrozenEvent` does for trace events).
+    """
+
+    __slots__ = _CTX_FIELDS
+
+
+def _refreezes() -> bool:
+    """Whether a filled :class:`_UnfrozenCtx` becomes a ``Ctx`` equal to the constructed one."""
+    probe: Any = object.__new__(_UnfrozenCtx)
+    for name in _CTX_FIELDS:
+        setattr(probe, name, name)
+    try:
+        probe.__class__ = Ctx
+    except TypeError:  # pragma: no cover (a layout Python refuses to switch)
+        return False
+    return type(probe) is Ctx and probe == Ctx(**{name: name for name in _CTX_FIELDS})  # type: ignore[arg-type]
+
+
 def _ctx_factory() -> Callable[..., Ctx]:
     """A positional constructor of :class:`Ctx` that skips the frozen dataclass's ``__init__``.
 
-    The same object as ``Ctx(...)``, at a third of the cost (one per invocation);
-    if ``Ctx`` ever changes shape, the ordinary constructor.
+    The same object as ``Ctx(...)``, at a fraction of the cost (one per invocation):
+    filled as a :class:`_UnfrozenCtx`, else through the slots' setters; if ``Ctx``
+    ever changes shape, the ordinary constructor.
     """
     if tuple(getattr(Ctx, "__slots__", ())) != _CTX_FIELDS:
 
@@ -38,6 +63,25 @@ def _ctx_factory() -> Callable[..., Ctx]:
 
         return make
     new = object.__new__
+    if _refreezes():
+
+        def refrozen(*values: Any) -> Ctx:
+            ctx: Any = new(_UnfrozenCtx)
+            ctx.task_id = values[0]
+            ctx.call_id = values[1]
+            ctx.tool = values[2]
+            ctx.side_effect = values[3]
+            ctx.idempotency_key = values[4]
+            ctx.idempotency_supported = values[5]
+            ctx.deadline = values[6]
+            ctx.agent_id = values[7]
+            ctx.operation_id = values[8]
+            ctx.invocation = values[9]
+            ctx.__class__ = Ctx
+            made: Ctx = ctx
+            return made
+
+        return refrozen
     setters = tuple(Ctx.__dict__[name].__set__ for name in _CTX_FIELDS)
     s0, s1, s2, s3, s4, s5, s6, s7, s8, s9 = setters
 

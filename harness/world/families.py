@@ -90,9 +90,9 @@ class Family:
         """Describe the family ``name`` whose module is ``module`` (httpx or httpx2)."""
         self.name = name
         self.hx: Any = module
-        self.status_error: Any = module.HTTPStatusError
+        self.status_error: Any = status_error_builder(module.HTTPStatusError)  # (see there)
         self.transport_error: type[Exception] = module.TransportError
-        self.errors: tuple[type[Exception], ...] = (self.status_error, self.transport_error)
+        self.errors: tuple[type[Exception], ...] = (module.HTTPStatusError, self.transport_error)
         """What a client of this family raises for a failed attempt (what an SDK layer sees)."""
         self._requests: dict[tuple[Any, ...], Any] = {}
         self._responses: dict[tuple[Any, ...], Any] = {}
@@ -171,7 +171,7 @@ class Family:
         if message is None:
             try:
                 response.raise_for_status()
-            except self.status_error as exc:
+            except self.errors[0] as exc:
                 message = str(exc)
             else:  # pragma: no cover (4xx and 5xx always raise)
                 message = ""
@@ -341,6 +341,24 @@ def block_on(loop: Any, coro: Coroutine[Any, Any, Any], *, what: str) -> Any:
             "use env.http"
         )
         raise RuntimeError(msg) from None
+
+
+def status_error_builder(cls: type[Exception]) -> Callable[..., Exception]:
+    """``cls``, or a cheaper builder of the same ``cls(message, request=, response=)``.
+
+    Three ``__init__`` levels store three things; the builder stores them itself, if a
+    probe built both ways has the same args, state and text (placed after Family).
+    """
+
+    def build(message: str, *, request: Any, response: Any) -> Exception:
+        exc = cls.__new__(cls, message)
+        exc._request, exc.response = request, response  # type: ignore[attr-defined]  # noqa: SLF001
+        return exc
+
+    one, two = object(), object()
+    made, built = cls("p", request=one, response=two), build("p", request=one, response=two)  # type: ignore[call-arg]
+    same = made.args == built.args and list(vars(made).items()) == list(vars(built).items())
+    return build if same and str(made) == str(built) else cls
 
 
 HTTPX = Family("httpx", httpx)

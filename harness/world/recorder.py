@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from .clock import NS_PER_S, VirtualClock
+from .clock import NS_PER_S, ROUND_FREE_NS, VirtualClock
 from .tally import Tally
-from .trace import EVENT_SETTERS, FAST_EVENTS, TraceEvent, make_event
+from .trace import EVENT_SETTERS, FAST_EVENTS, REFREEZE, TraceEvent, UnfrozenEvent, make_event
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -62,6 +62,7 @@ class Recorder:
         "_last_ns",
         "_now_ns",
         "_plain",
+        "_refreeze",
         "_router",
         "_seq",
         "_sink",
@@ -95,6 +96,7 @@ class Recorder:
         self._sink = sink
         self._router = None if keep else router
         self._plain = keep and sink is None and _FAST
+        self._refreeze = self._plain and REFREEZE
         self._seq = 0
         self._last_ns = -1
         self._last_at = 0.0
@@ -132,10 +134,27 @@ class Recorder:
         ns = clock._ns if clock is not None else self._now_ns()  # noqa: SLF001 (hot path)
         if ns != self._last_ns:
             self._last_ns = ns
-            self._last_at = round(ns / NS_PER_S, 9)
+            # The division alone is the rounded time below ROUND_FREE_NS (48 days):
+            # round() converts to decimal and back, for every event of a fleet.
+            self._last_at = ns / NS_PER_S if ns < ROUND_FREE_NS else round(ns / NS_PER_S, 9)
         seq = self._seq
         self._seq = seq + 1
-        if self._plain:  # keep it in memory: the usual case, inlined
+        if self._refreeze:  # keep it in memory: the usual case, inlined
+            # make_event(), inlined: plain stores, then the frozen class (see UnfrozenEvent).
+            filled: Any = _new(UnfrozenEvent)
+            filled.seq = seq
+            filled.at = self._last_at
+            filled.kind = kind
+            filled.agent = agent
+            filled.task = task
+            filled.call = call
+            filled.op = op
+            filled.tool = tool
+            filled.data = data
+            filled.__class__ = TraceEvent
+            self._events.append(filled)
+            return
+        if self._plain:  # the same, where events are built through their slots' setters
             event: TraceEvent = _new(TraceEvent)
             _set_seq(event, seq)
             _set_at(event, self._last_at)

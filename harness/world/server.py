@@ -37,6 +37,8 @@ PRE_COMMIT = frozenset(
 """Faults decided before the commit step: the attempt commits nothing."""
 
 
+_new = object.__new__
+
 Who = tuple[int | None, str | None, str | None, str | None]
 """The trace identity of an attempt: agent, task, call, op (the tool is the service's)."""
 NOBODY: Who = (None, None, None, None)
@@ -78,6 +80,7 @@ class Server:
         "_jitter",
         "_latency",
         "_name",
+        "_plans",
         "_read_count",
         "_recorder",
         "_replies",
@@ -103,6 +106,7 @@ class Server:
         self._store = IdempotencyStore()
         self._latency = to_ns(spec.latency_s)
         self._replies: dict[int, tuple[FaultRule, Reply]] = {}
+        self._plans: dict[int, tuple[FaultRule, Plan]] = {}
         self.rules = compile_rules(spec.faults)
         """The tool's fault rules, flattened once for the service's selection (step 1)."""
 
@@ -120,7 +124,14 @@ class Server:
         """
         latency_ns = self._jittered_ns(rng) if self._jitter else self._latency
         if rule is None:
-            return Plan(self._read(args, args_key), latency_ns)
+            # Plan(self._read(args, args_key), latency_ns), its fields stored here:
+            # every answered read of a fleet.
+            plan: Plan = _new(Plan)
+            plan.reply = self._read(args, args_key)
+            plan.delay_ns = latency_ns
+            plan.lost = None
+            plan.committed = False
+            return plan
         return self._before_commit(rule, latency_ns)
 
     def plan(self, rule: FaultRule | None, attempt: Received, rng: random.Random) -> Plan:
@@ -146,10 +157,21 @@ class Server:
         )
 
     def _before_commit(self, rule: FaultRule, latency_ns: int) -> Plan:
-        """Step 5: what a pre-commit fault answers (or that it never answers)."""
+        """Step 5: what a pre-commit fault answers (or that it never answers).
+
+        The plan is made once per rule and latency: nothing changes a plan once
+        it is made, and without jitter every attempt a rule faults gets the same
+        one (an outage's hundreds of 503s).
+        """
+        cached = self._plans.get(id(rule))
+        if cached is not None and cached[0] is rule and cached[1].delay_ns == latency_ns:
+            return cached[1]
         if rule.fault is FaultType.READ_TIMEOUT:
-            return Plan(None, latency_ns, FaultType.READ_TIMEOUT)
-        return Plan(self._fault_reply(rule), latency_ns)
+            plan = Plan(None, latency_ns, FaultType.READ_TIMEOUT)
+        else:
+            plan = Plan(self._fault_reply(rule), latency_ns)
+        self._plans[id(rule)] = (rule, plan)
+        return plan
 
     def _fault_reply(self, rule: FaultRule) -> Reply:
         """``responses.fault_reply(rule)``, made once per rule (a reply is immutable)."""

@@ -159,8 +159,70 @@ _set_seq, _set_at, _set_kind, _set_agent, _set_task, _set_call, _set_op, _set_to
 )
 
 
+class UnfrozenEvent:
+    """:class:`TraceEvent`'s very layout, not frozen: filled by plain stores, then made one.
+
+    A frozen event's slots are set through their descriptors, one method call
+    each (nine per event); this class takes plain attribute stores, and then
+    ``event.__class__ = TraceEvent`` makes the object a ``TraceEvent`` (Python
+    allows it between classes of the same slots and base). The result is the
+    very object ``TraceEvent(...)`` makes: same type, same fields, equal, same
+    hash (``tests/world/test_trace_types.py``). Used only if :data:`REFREEZE` says a
+    probe came out that way.
+    """
+
+    __slots__ = _FIELDS
+
+
+def _refreezes() -> bool:
+    """Whether an :class:`UnfrozenEvent` becomes an equal :class:`TraceEvent` (see there)."""
+    if not _FAST:
+        return False
+    probe: Any = _new(UnfrozenEvent)
+    for name in _FIELDS:
+        setattr(probe, name, name)
+    try:
+        probe.__class__ = TraceEvent
+    except TypeError:  # pragma: no cover (a layout Python refuses to switch)
+        return False
+    fields = {name: name for name in _FIELDS}
+    return type(probe) is TraceEvent and probe == TraceEvent(**fields)  # type: ignore[arg-type]
+
+
+REFREEZE = _refreezes()
+"""Whether events are built as an :class:`UnfrozenEvent`, then switched to :class:`TraceEvent`."""
+
+
 def _event_factory() -> Callable[..., TraceEvent]:
-    """A positional constructor of :class:`TraceEvent`: the ordinary one, or the fast one."""
+    """A positional constructor of :class:`TraceEvent`: the ordinary one, or a fast one."""
+    if REFREEZE:
+
+        def refrozen(  # noqa: PLR0917 (positional on purpose: the hot path)
+            seq: int,
+            at: float,
+            kind: str,
+            agent: int | None,
+            task: str | None,
+            call: str | None,
+            op: str | None,
+            tool: str | None,
+            data: Mapping[str, Any],
+        ) -> TraceEvent:
+            event: Any = _new(UnfrozenEvent)
+            event.seq = seq
+            event.at = at
+            event.kind = kind
+            event.agent = agent
+            event.task = task
+            event.call = call
+            event.op = op
+            event.tool = tool
+            event.data = data
+            event.__class__ = TraceEvent
+            made: TraceEvent = event
+            return made
+
+        return refrozen
     if not _FAST:
 
         def make(*values: Any) -> TraceEvent:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import time
 from typing import Any
 
@@ -12,7 +13,14 @@ import requests
 from urllib3.util.retry import Retry
 
 from retrychaos.testing import VirtualWorld
-from retrychaos.world.families import HTTPX, HTTPX2, NotServed, declared_family, family
+from retrychaos.world.families import (
+    HTTPX,
+    HTTPX2,
+    NotServed,
+    declared_family,
+    family,
+    status_error_builder,
+)
 from retrychaos.world.sdk import SdkLayer
 from retrychaos.world.tool import Tool
 
@@ -401,3 +409,39 @@ def test_a_session_refuses_what_no_tool_serves() -> None:
     world = world_with()
     assert world.run(main) == NOT_SERVED
     assert world.requests() == []
+
+
+@pytest.mark.parametrize("name", ["httpx", "httpx2"])
+def test_a_built_status_error_is_the_one_the_class_makes(name: str) -> None:
+    """Same type, args, state (in order), text, traceback-free pickle; the builder is in use."""
+    hx = MODULES[name]
+    built_by = family(name).status_error
+    assert built_by is not hx.HTTPStatusError  # the library's __init__ only stores: built
+    request = hx.Request("GET", "http://weather.tools.test/v1/weather")
+    response = hx.Response(503, request=request)
+    made = hx.HTTPStatusError("Server error", request=request, response=response)
+    built = built_by("Server error", request=request, response=response)
+    assert type(built) is hx.HTTPStatusError
+    assert built.args == made.args == ("Server error",)
+    assert list(vars(built).items()) == list(vars(made).items())
+    assert built.request is request
+    assert built.response is response
+    assert str(built) == str(made)
+    assert pickle.dumps(built) == pickle.dumps(made)
+
+
+def test_a_status_error_whose_init_does_more_keeps_its_class() -> None:
+    """The builder is used only when it gives what the class's own __init__ gives."""
+
+    class Counting(httpx.HTTPStatusError):
+        def __init__(self, message: str, *, request: Any, response: Any) -> None:
+            super().__init__(message, request=request, response=response)
+            self.extra = 1
+
+    class Odd(httpx.HTTPStatusError):
+        def __init__(self, message: str, *, request: Any, response: Any) -> None:
+            super().__init__(message.upper(), request=request, response=response)
+
+    assert status_error_builder(Counting) is Counting
+    assert status_error_builder(Odd) is Odd
+    assert status_error_builder(httpx.HTTPStatusError) is not httpx.HTTPStatusError

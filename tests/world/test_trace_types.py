@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import types
 import typing
 from functools import cache
@@ -13,11 +14,11 @@ import pytest
 from retrychaos.controllers.registry import ControllerRef, resolve
 from retrychaos.runner import run_case
 from retrychaos.scenario import load_paths, scenario_from_dict
+from retrychaos.world import trace
+from retrychaos.world.clock import VirtualClock
 from retrychaos.world.event_data import DATA_TYPES, RequestData
+from retrychaos.world.recorder import Recorder
 from retrychaos.world.trace import EVENT_KINDS
-
-if typing.TYPE_CHECKING:
-    from retrychaos.world import trace
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -125,3 +126,34 @@ def test_the_check_sees_a_wrong_value_and_a_missing_key():
     """A mistyped value and a missing key are both reported."""
     data = {"reached": "yes", "n": None, "key": None, "args": "d", "layer": "sdk", "method": "GET"}
     assert _mismatches(data, RequestData) == ["missing path", "reached='yes'"]
+
+
+def test_an_event_filled_unfrozen_is_the_constructed_event():
+    """make_event and the recorder build TraceEvents equal to TraceEvent(...), hash included."""
+    assert trace.REFREEZE  # CPython lets the filled object switch to the frozen class
+    fields = {
+        "seq": 3,
+        "at": 1.5,
+        "kind": "request",
+        "agent": 0,
+        "task": "a0-t0",
+        "call": "a0-t0-c0-i1",
+        "op": "a0-t0-c0",
+        "tool": "search",
+        "data": {"n": 1},
+    }
+    made = trace.make_event(*fields.values())
+    constructed = trace.TraceEvent(**fields)  # type: ignore[arg-type]
+    assert type(made) is trace.TraceEvent
+    assert made == constructed
+    assert repr(made) == repr(constructed)
+    assert made.to_json() == constructed.to_json()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.seq = 4  # type: ignore[misc]
+    clock = VirtualClock()
+    clock.advance(1.5)
+    recorder = Recorder(clock.now_ns)
+    recorder.record("request", 0, "a0-t0", "a0-t0-c0-i1", "a0-t0-c0", "search", {"n": 1})
+    (recorded,) = recorder.events
+    assert type(recorded) is trace.TraceEvent
+    assert recorded == dataclasses.replace(constructed, seq=0)
