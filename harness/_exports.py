@@ -11,7 +11,10 @@ millisecond and ``from retrychaos import Env`` exactly what ``Env`` needs.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 EXPORTS: dict[str, str] = {
     "Contract": ".contract",
@@ -37,23 +40,37 @@ EXPORTS: dict[str, str] = {
 _PACKAGE = __package__ or "retrychaos"
 
 
-def __getattr__(name: str) -> Any:
-    """Load ``retrychaos.<name>`` from the module that defines it, and remember it."""
-    where = EXPORTS.get(name)
-    if where is None:
-        msg = f"module {_PACKAGE!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    if where:
-        value = getattr(importlib.import_module(where, _PACKAGE), name)
-    else:  # __version__: the installed distribution's, read only when asked for
-        from importlib.metadata import version  # noqa: PLC0415
+def lazy_names(
+    package: str, exports: dict[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's module ``__getattr__`` and ``__dir__`` that load ``exports`` on first use.
 
-        value = version("retrychaos")
-    package = importlib.import_module(_PACKAGE)
-    setattr(package, name, value)
-    return value
+    ``exports`` maps each name to the module defining it, relative to
+    ``package``; the empty string stands for the installed distribution's
+    version (``__version__``). A name once loaded is set on the package, so
+    the next access does not come here.
+    """
+
+    def get(name: str) -> Any:
+        where = exports.get(name)
+        if where is None:
+            msg = f"module {package!r} has no attribute {name!r}"
+            raise AttributeError(msg)
+        if where:
+            value = getattr(importlib.import_module(where, package), name)
+        else:  # __version__: the installed distribution's, read only when asked for
+            from importlib.metadata import version  # noqa: PLC0415
+
+            value = version("retrychaos")
+        setattr(importlib.import_module(package), name, value)
+        return value
+
+    def names() -> list[str]:
+        return sorted(exports)
+
+    get.__doc__ = f"Load ``{package}.<name>`` from the module that defines it, and remember it."
+    names.__doc__ = f"The names of ``{package}`` (what ``dir()`` lists besides its modules)."
+    return get, names
 
 
-def __dir__() -> list[str]:
-    """The package's public names (what ``dir(retrychaos)`` lists besides its modules)."""
-    return sorted(EXPORTS)
+__getattr__, __dir__ = lazy_names(_PACKAGE, EXPORTS)

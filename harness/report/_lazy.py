@@ -8,8 +8,7 @@ chart and timeline modules: loaded eagerly, a command that writes no report
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._exports import lazy_names
 
 EXPORTS: dict[str, str] = {
     "FORMATS": ".write",
@@ -26,20 +25,4 @@ EXPORTS: dict[str, str] = {
 }
 """Each name of ``retrychaos.report`` and the module it lives in (relative to the package)."""
 
-_PACKAGE = __package__ or "retrychaos.report"
-
-
-def __getattr__(name: str) -> Any:
-    """Load ``retrychaos.report.<name>`` from the module that defines it, and remember it."""
-    where = EXPORTS.get(name)
-    if where is None:
-        msg = f"module {_PACKAGE!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(where, _PACKAGE), name)
-    setattr(importlib.import_module(_PACKAGE), name, value)
-    return value
-
-
-def __dir__() -> list[str]:
-    """The package's names (what ``dir(retrychaos.report)`` lists besides its modules)."""
-    return sorted(EXPORTS)
+__getattr__, __dir__ = lazy_names(__package__ or "retrychaos.report", EXPORTS)
