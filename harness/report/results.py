@@ -196,6 +196,7 @@ class ResultsStream:
         # twenty times per doubling of its cases, and encoding every entry anew
         # each time made the parent's writing grow with the square of the run.
         self._texts: dict[int, tuple[dict[str, Any], str]] = {}
+        self._heads: dict[bool, str] = {}  # the document but its runs, by ``complete``
         self._written = 0
         self._tampered: dict[str, None] = {}
 
@@ -247,7 +248,10 @@ class ResultsStream:
         self.check()
         document = {"version": RESULTS_VERSION, **self.meta, "complete": complete, "runs": runs}
         texts = [self._entry_text(entry) for entry in runs]
-        self.folder.write_text("results.json", _assemble(document, texts))
+        head = self._heads.get(complete)
+        if head is None:  # the rest of the document does not change between rewrites
+            head = self._heads[complete] = _head(document)
+        self.folder.write_text("results.json", _assemble(head, document, texts))
         self._written = len(runs)
         return document
 
@@ -268,9 +272,13 @@ _RUNS_ENCODED = json.dumps(_RUNS_MARK)
 _RUN_INDENT = "\n  "  # an entry's lines inside "runs" (indent=1, two levels deep)
 
 
-def _assemble(document: dict[str, Any], texts: list[str]) -> str:
-    """:func:`dump_results` of ``document``, its ``runs`` given as their encoded texts."""
-    head = dump_results({**document, "runs": _RUNS_MARK})
+def _head(document: dict[str, Any]) -> str:
+    """:func:`dump_results` of ``document`` with a mark where its runs go."""
+    return dump_results({**document, "runs": _RUNS_MARK})
+
+
+def _assemble(head: str, document: dict[str, Any], texts: list[str]) -> str:
+    """:func:`dump_results` of ``document``: ``head`` with its runs' encoded texts put in."""
     if head.count(_RUNS_ENCODED) != 1:  # cannot happen with the harness's meta; be exact anyway
         return dump_results(document)
     runs = "[\n  " + ",\n  ".join(texts) + "\n ]" if texts else "[]"
