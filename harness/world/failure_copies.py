@@ -8,10 +8,10 @@ would give, each a copy of what the library built once for the same bytes
 :meth:`~retrychaos.world.families.Family.status_message`). Two thirds of a
 storm's attempts fail, so :func:`status_failure` makes the three with one
 look-up instead of three, and without the tool's URL (a property that
-formats it on every read): the models are found by the tool spec's identity,
+builds it on every read): the models are found by the tool spec's identity,
 the arguments' flat key, the key and the reply (status, body, content type,
-``Retry-After``). The copies are the
-same objects the three methods give (``tests/world/test_failure_copies.py``).
+``Retry-After``). The copies are the same objects the three methods give
+(``tests/world/test_failure_copies.py``).
 """
 
 from __future__ import annotations
