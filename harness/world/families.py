@@ -13,10 +13,9 @@ factory is the class) or on the controller object the factory returns:
 
 Either way every attempt ends in :meth:`SimulatedService.serve
 <retrychaos.world.service.SimulatedService.serve>`, so the ground truth and
-the trace do not depend on the family. A :class:`Family` builds its
-library's objects for a failed attempt only, by copying a request and a
-response its library built once for the same bytes (building them costs
-more than the rest of an attempt).
+the trace do not depend on the family. A :class:`Family` builds its library's
+objects for a failed attempt only, copying a request and a response its library
+built once for the same bytes (building them costs more than the rest of an attempt).
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ import httpx2
 from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT
 from .context import CURRENT_CALL
 from .digests import request_args
+from .failure_copies import status_failure
 from .service import IDEMPOTENCY_HEADER
 
 if TYPE_CHECKING:
@@ -206,14 +206,14 @@ class Family:
         memo_key: tuple[Any, ...] | None,
     ) -> Any:
         """What a client gives for an attempt that did not answer 2xx: mostly, raise."""
-        request = self.request_for(spec, args, key, memo_key)
-        kind, reply, retry_after = answer
+        kind, reply, _ = answer
         if kind != ANSWERED or reply is None:  # no answer: a transport error
+            request = self.request_for(spec, args, key, memo_key)
             self.to_response(answer, request)
         assert reply is not None  # noqa: S101 (narrowing for the type checker)
-        response = self.response_for(reply, retry_after, request)
-        if 400 <= response.status_code < 600:  # noqa: PLR2004
-            message = self.status_message(response, spec.url)
+        # request_for, response_for and status_message in one step (see there).
+        request, response, message = status_failure(self, spec, args, key, memo_key, answer)
+        if message is not None:  # a 4xx or 5xx; this line and the next keep their place
             raise self.status_error(message, request=request, response=response)
         return parse_result(response)
 

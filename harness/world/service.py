@@ -253,7 +253,7 @@ class SimulatedService:
                 "method": method,
                 "path": path,
             }
-            self._emit("request", who, missed)
+            self._recorder.record("request", who[0], who[1], who[2], who[3], self._name, missed)
             if rule.fault is FaultType.CONNECT_TIMEOUT:
                 # The client waits its timeout for a connection that never comes.
                 connect = Plan(None, 0, FaultType.CONNECT_TIMEOUT)
@@ -283,10 +283,7 @@ class SimulatedService:
     def _schedule(
         self, plan: Plan, who: Who, n: int | None, start_ns: int, timeout_s: float
     ) -> Pending:
-        """Step 9, first half: when the client sees the attempt end, and a wake-up then.
-
-        Called by :meth:`begin` at ``start_ns``, before anything waits.
-        """
+        """Step 9, first half: the attempt's end and a wake-up then (at ``start_ns``, by begin)."""
         if timeout_s == self._timeout_s:
             timeout_ns = self._timeout_ns
         else:
@@ -294,28 +291,31 @@ class SimulatedService:
         lost = plan.lost
         never_answers = lost in _NEVER_ANSWERS
         times_out = never_answers or plan.delay_ns > timeout_ns
-        pending = Pending(plan, who, n, start_ns, times_out)
-        due_ns = start_ns + (timeout_ns if times_out else plan.delay_ns)
-        if due_ns > start_ns:  # begin() calls this at start_ns, before any wait
+        # Pending(plan, who, n, start_ns, times_out), its slots filled here: every attempt.
+        pending: Pending = _new(Pending)
+        pending.plan, pending.who, pending.n = plan, who, n
+        pending.start_ns, pending.times_out, pending.timer = start_ns, times_out, None
+        pending.waiter = None
+        delay_ns = timeout_ns if times_out else plan.delay_ns
+        if delay_ns > 0:  # begin() calls this at start_ns, before any wait
             loop = asyncio.get_running_loop()
-            # Half a nanosecond early: the virtual loop rounds a timer up to whole
-            # nanoseconds, so the timer fires at due_ns and not one float step later.
-            when = loop.time() + (due_ns - start_ns - 0.5) / NS_PER_S
             waiter: asyncio.Future[None]
             if isinstance(loop, VirtualEventLoop):  # its cheaper call_at, and a plain future
+                # Half a nanosecond early: the virtual loop rounds a timer up to whole
+                # nanoseconds, so it fires at start_ns + delay_ns, not one float step later
+                # (loop.time() is start_ns / NS_PER_S: nothing has waited since begin()).
+                when = start_ns / NS_PER_S + (delay_ns - 0.5) / NS_PER_S
                 waiter = _Future(loop=loop)
                 pending.timer = loop.wake_at(when, waiter)
             else:
+                when = loop.time() + (delay_ns - 0.5) / NS_PER_S
                 waiter = loop.create_future()
                 pending.timer = loop.call_at(when, _wake, waiter)
             pending.waiter = waiter
         return pending
 
     def interrupted(self, pending: Pending, error: BaseException) -> None:
-        """The wait ended by ``error``, not by its wake-up (the waiter's one setter): cancel that.
-
-        A client cancelled while waiting gave up (:meth:`abandon`).
-        """
+        """Cancel the wake-up of a wait that ``error`` ended (a cancelled client gave up)."""
         pending.timer.cancel()
         if isinstance(error, asyncio.CancelledError):
             self.abandon(pending)
@@ -354,9 +354,6 @@ class SimulatedService:
         )
         return ANSWERED, reply, retry_after
 
-    def _emit(self, kind: str, who: Who, data: Mapping[str, Any]) -> None:
-        self._recorder.record(kind, who[0], who[1], who[2], who[3], self._name, data)
-
     def _respond(  # noqa: PLR0917 (positional: one call per attempt)
         self,
         who: Who,
@@ -393,6 +390,9 @@ def _json_args(request: httpx.Request) -> dict[str, Any]:
     except httpx.RequestNotRead:
         return {}
     return request_args(body, request.url.query)
+
+
+_new = object.__new__
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

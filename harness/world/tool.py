@@ -66,8 +66,8 @@ class Tool:
     def bound_to(self, meta: CallMeta) -> Tool:
         """The same tool, bound to another invocation (what the harness makes per call)."""
         tool: Tool = object.__new__(Tool)
-        state = self.__dict__
-        tool.__dict__ = {**state, "_meta": meta}  # one copy, the keys in their order
+        tool.__dict__ = state = self.__dict__.copy()  # one copy, the keys in their order
+        state["_meta"] = meta
         return tool
 
     def _with_layer(self, layer: str) -> Tool:

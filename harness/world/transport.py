@@ -67,7 +67,7 @@ async def attempt_direct(
     if (
         service is None
         or service.spec is not spec
-        or not _plain_key(idempotency_key)
+        or (idempotency_key is not None and not _plain_key(idempotency_key))
         or (memo_key is None and not _plain(args, 0))
     ):
         request = family.request(spec.method, spec.url, args, idempotency_key)
