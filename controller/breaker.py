@@ -119,7 +119,8 @@ class CircuitBreaker:
         with self._lock:
             transitions = self._refresh_locked(now)
             state = self._state
-        self._emit(transitions)
+        if transitions:  # most steps move nothing: no call to make
+            self._emit(transitions)
         return state
 
     def admit(self, *, now: float | None = None) -> Permit | None:
@@ -141,7 +142,8 @@ class CircuitBreaker:
             ):
                 self._probes += 1
                 permit = Permit(probe=True, generation=self._generation)
-        self._emit(transitions)
+        if transitions:  # most steps move nothing: no call to make
+            self._emit(transitions)
         return permit
 
     def record_success(self, permit: Permit) -> None:
@@ -154,7 +156,8 @@ class CircuitBreaker:
                 self._failures.clear()
                 if permit.probe:
                     transitions.append(self._move_locked(BreakerState.CLOSED, "probe succeeded"))
-        self._emit(transitions)
+        if transitions:  # most steps move nothing: no call to make
+            self._emit(transitions)
 
     def record_failure(self, permit: Permit) -> None:
         """A transient failure happened under `permit` (may open or reopen the breaker)."""
@@ -176,7 +179,8 @@ class CircuitBreaker:
                                 f"within {self.config.window_s:g} s",
                             )
                         )
-        self._emit(transitions)
+        if transitions:  # most steps move nothing: no call to make
+            self._emit(transitions)
 
     def release(self, permit: Permit) -> None:
         """End `permit` (always, even on cancellation): frees its probe slot."""

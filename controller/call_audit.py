@@ -39,6 +39,7 @@ class CallAudit:
     ) -> None:
         """Start the call's clock for `elapsed_s`."""
         self._core = core
+        self._emit = core.emitter
         self._ctx = ctx
         self._breaker = breaker
         self._side_effect = ctx.side_effect
@@ -91,7 +92,7 @@ class CallAudit:
         }
         if layer_attempt is not None:
             record["layer_attempt"] = layer_attempt
-        self._core.emit(record)
+        self._emit(record)
 
     def decision(
         self,
@@ -136,7 +137,7 @@ class CallAudit:
             record["replayed"] = True
         if repeated:
             record["repeated"] = True
-        self._core.emit(record)
+        self._emit(record)
 
 
 def _redacted(text: str | None) -> str | None:

@@ -16,7 +16,7 @@ from .memory import MemoryBook
 
 if TYPE_CHECKING:
     import random
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from .audit import AuditSink
     from .breaker import BreakerConfig, BreakerTransition
@@ -58,6 +58,11 @@ class ControllerCore:
         self._rng = rng
         self._rng_lock = threading.Lock()
         self._sinks = tuple(audit_sinks)
+        # What a call's records are sent through: with one sink (the usual
+        # case, the harness's) its own `emit`, one call fewer per record.
+        self.emitter: Callable[[dict[str, Any]], None] = (
+            self._sinks[0].emit if len(self._sinks) == 1 else self.emit
+        )
 
     def jitter(self) -> float:
         """Draw a jitter value in [0, 1) from the injected random source."""

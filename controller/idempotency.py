@@ -10,10 +10,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import json.encoder
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
 __all__ = ["canonical_json", "fingerprint", "key_digest", "operation_key"]
 
@@ -27,12 +28,18 @@ def canonical_json(value: Any) -> str:
     Values JSON cannot hold are written as text (dates as ISO 8601, sets sorted,
     bytes as hex, anything else via `str`), so fingerprinting never fails.
     """
-    return _CANONICAL.encode(value)
+    if _ENCODE is None:  # pragma: no cover - CPython has the C encoder
+        return _CANONICAL.encode(value)
+    try:
+        return "".join(_ENCODE(value, 0))
+    except RecursionError:
+        # Circular (or very deep) values: the stdlib path says which, as it always did.
+        return _CANONICAL.encode(value)
 
 
 def fingerprint(args: Any) -> str:
     """Return the sha256 hex digest of the canonical JSON of `args`."""
-    return hashlib.sha256(canonical_json(args).encode()).hexdigest()
+    return _sha256(canonical_json(args).encode()).hexdigest()
 
 
 def operation_key(task_id: str, operation: str, args: Mapping[str, Any] | None = None) -> str:
@@ -69,3 +76,27 @@ _CANONICAL = json.JSONEncoder(
     ensure_ascii=False,
     default=_json_default,
 )
+
+# The same encoder's C core, made once: `JSONEncoder.encode` builds it (and a
+# float formatter, and a table of the containers being encoded) on every call,
+# most of the cost of a small value's JSON. It is told no such table
+# (`markers=None`): nothing is shared between calls, so every thread may use
+# it, and a circular value ends in RecursionError, which hands the value to
+# the stdlib path above. Its output is the stdlib's, byte for byte.
+_C_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # None without _json
+_ENCODE: Callable[[Any, int], Sequence[str]] | None = (
+    None
+    if _C_MAKE_ENCODER is None
+    else _C_MAKE_ENCODER(
+        None,
+        _CANONICAL.default,
+        json.encoder.encode_basestring,
+        None,
+        _CANONICAL.key_separator,
+        _CANONICAL.item_separator,
+        _CANONICAL.sort_keys,
+        _CANONICAL.skipkeys,
+        _CANONICAL.allow_nan,
+    )
+)
+_sha256 = hashlib.sha256

@@ -9,7 +9,6 @@ event. The invariant ``audit_complete_and_redacted`` judges those events.
 from __future__ import annotations
 
 import json
-import math
 import operator
 from typing import TYPE_CHECKING, Any
 
@@ -57,8 +56,19 @@ class _Shape:
 _SHAPES: dict[tuple[Any, ...], _Shape] = {}
 
 
-def _shape(record: dict[Any, Any]) -> _Shape:
-    """The shape of ``record``'s keys, remembered (for the same key objects) across records."""
+def _clean(text: str) -> bool:
+    return text.isascii() and SECRET_PREFIX not in text and KEY_PREFIX not in text
+
+
+def _is_plain(record: dict[Any, Any]) -> _Shape | None:  # noqa: C901 (one function: the hot path)
+    """The record's shape if no scan can match it and JSON gives it back with only its keys sorted.
+
+    Plain: a flat record of ASCII ``str`` keys and values holding neither
+    prefix, booleans, ``None``, 64-bit ``int`` and finite ``float`` (exact
+    types). None otherwise.
+    """
+    # The shape of the record's keys, remembered across records (looked up
+    # here, not in a function of its own: one call fewer per record).
     keys = tuple(record)
     shape = _SHAPES.get(keys)
     # Equal keys may be other objects (a str subclass equal to a str): only
@@ -67,33 +77,19 @@ def _shape(record: dict[Any, Any]) -> _Shape:
         if len(_SHAPES) >= _SHAPES_MAX:
             _SHAPES.clear()
         shape = _SHAPES[keys] = _Shape(keys)
-    return shape
-
-
-def _clean(text: str) -> bool:
-    return text.isascii() and SECRET_PREFIX not in text and KEY_PREFIX not in text
-
-
-def _is_plain(record: dict[Any, Any]) -> _Shape | None:
-    """The record's shape if no scan can match it and JSON gives it back with only its keys sorted.
-
-    Plain: a flat record of ASCII ``str`` keys and values holding neither
-    prefix, booleans, ``None``, 64-bit ``int`` and finite ``float`` (exact
-    types). None otherwise.
-    """
-    shape = _shape(record)
     if not shape.plain:
         return None
     texts: list[str] = []
-    keep = texts.append
     for value in record.values():
         if value is None:  # the commonest value of a record: not applicable
             continue
         kind = type(value)
         if kind is str:
-            keep(value)
+            texts.append(value)  # a method call CPython specialises (a bound alias is not)
         elif kind is float:
-            if not math.isfinite(value):
+            # Finite exactly when x - x is 0.0 (inf - inf and NaN give NaN): two
+            # float operations where math.isfinite is a module attribute and a call.
+            if value - value != 0.0:
                 return None
         elif kind is int:
             if value.bit_length() > _PLAIN_INT_BITS:
@@ -104,7 +100,7 @@ def _is_plain(record: dict[Any, Any]) -> _Shape | None:
     return shape if _clean("\0".join(texts)) else None
 
 
-def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
+def audit_checker(recorder: Recorder) -> Callable[[Any], None]:  # noqa: C901 (the sink is the hot path)
     """Build ``env.audit``: check each record for leaks and fields, store it redacted.
 
     A record is serialised as JSON (unknown types via ``str``) and searched for
@@ -117,9 +113,10 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
 
     def sink(record: Any) -> None:
         meta = CURRENT_CALL.get()
-        agent, task, call, op = (
-            (meta.agent, meta.task, meta.call, meta.op) if meta else (None, None, None, None)
-        )
+        if meta is None:
+            agent = task = call = op = None
+        else:
+            agent, task, call, op = meta.agent, meta.task, meta.call, meta.op
         if not isinstance(record, dict):
             invalid: AuditData = {
                 "record": {"invalid": type(record).__name__},
@@ -129,8 +126,19 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
             recorder.record("audit", agent, task, call, op, None, invalid)
             return
         plain = _is_plain(record)
-        text = "" if plain is not None else json.dumps(record, sort_keys=True, default=str)
-        if not recorder.wants_data:  # a counted run keeps no audit record: only count it
+        if plain is not None:  # nothing to scan: stored as JSON would give it back
+            if recorder.wants_data:
+                checked: AuditData = {
+                    "record": plain.stored(record),
+                    "leaks": [],
+                    "missing": plain.missing.copy(),
+                }
+                recorder.record("audit", agent, task, call, op, None, checked)
+            else:  # a counted run keeps no audit record: only count it
+                recorder.record("audit", agent, task, call, op, None, {})
+            return
+        text = json.dumps(record, sort_keys=True, default=str)
+        if not recorder.wants_data:
             recorder.record("audit", agent, task, call, op, None, {})
             return
         leaks: list[str] = []
@@ -142,12 +150,11 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:
             text, found = KEY_RE.subn(lambda m: "[REDACTED-KEY:" + digest(m.group()) + "]", text)
             if found:
                 leaks.append("raw_key")
-        if plain is None:
-            stored = json.loads(text)
-            missing = [name for name in AUDIT_FIELDS if name not in record]
-        else:
-            stored, missing = plain.stored(record), list(plain.missing)
-        checked: AuditData = {"record": stored, "leaks": leaks, "missing": missing}
+        checked = {
+            "record": json.loads(text),
+            "leaks": leaks,
+            "missing": [name for name in AUDIT_FIELDS if name not in record],
+        }
         recorder.record("audit", agent, task, call, op, None, checked)
 
     return sink
