@@ -7,6 +7,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from .clock import NS_PER_S, ROUND_FREE_NS, VirtualClock
 from .tally import Tally
 from .trace import EVENT_SETTERS, FAST_EVENTS, REFREEZE, TraceEvent, UnfrozenEvent, make_event
+from .young import MASK, trace_grew
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
 _FAST = FAST_EVENTS
 _new = object.__new__
 _make_event = make_event
+_MASK = MASK
+_trace_grew = trace_grew
 _set_seq, _set_at, _set_kind, _set_agent, _set_task, _set_call, _set_op, _set_tool, _set_data = (
     EVENT_SETTERS
 )
@@ -116,7 +119,7 @@ class Recorder:
         """Record one event at the current virtual time."""
         self.record(kind, agent, task, call, op, tool, data)
 
-    def record(  # noqa: PLR0917 (positional on purpose: the hot path)
+    def record(  # noqa: C901, PLR0917 (positional, its cases inlined: the hot path)
         self,
         kind: str,
         agent: int | None,
@@ -153,6 +156,8 @@ class Recorder:
             filled.data = data
             filled.__class__ = TraceEvent
             self._events.append(filled)
+            if not seq & _MASK:
+                _trace_grew(seq)
             return
         if self._plain:  # the same, where events are built through their slots' setters
             event: TraceEvent = _new(TraceEvent)
@@ -166,6 +171,8 @@ class Recorder:
             _set_tool(event, tool)
             _set_data(event, data)
             self._events.append(event)
+            if not seq & _MASK:
+                _trace_grew(seq)
             return
         if not self._keep:
             self.tally.add(kind, data)
@@ -175,7 +182,7 @@ class Recorder:
                 return
         made = _make_event(seq, self._last_at, kind, agent, task, call, op, tool, data)
         if self._keep:
-            self._events.append(made)
+            self._keep_event(made)
         if self._sink is not None:
             self._sink.write(made.to_json())
             self._sink.write("\n")
@@ -200,10 +207,16 @@ class Recorder:
                 return
         event = _make_event(seq, at, kind, None, None, None, None, None, data)
         if self._keep:
-            self._events.append(event)
+            self._keep_event(event)
         if self._sink is not None:
             self._sink.write(event.to_json())
             self._sink.write("\n")
+
+    def _keep_event(self, event: TraceEvent) -> None:
+        """Keep one event (the paths off the inlined ones), raising the young threshold as due."""
+        self._events.append(event)
+        if not event.seq & _MASK:
+            _trace_grew(event.seq)
 
     @property
     def wants_data(self) -> bool:

@@ -18,6 +18,7 @@ from .loop import VirtualEventLoop
 from .pools import thread_pools
 from .timepatch import virtual_time
 from .watchdog import Watchdog, WatchdogInterrupt
+from .young import begin, end
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Iterator
@@ -146,11 +147,14 @@ def quiet_collector(*, off: bool = False) -> Iterator[None]:
     enabled = gc.isenabled()
     gc.freeze()
     gc.set_threshold(*_GC_THRESHOLDS)
+    # A kept trace raises the young threshold as it grows (see young.py).
+    outer = begin(_GC_THRESHOLDS[0])
     if off:
         gc.disable()
     try:
         yield
     finally:
+        end(outer)
         # What the block made (a trace, an index) joins the oldest generation
         # unscanned: the collector's next young collection would only walk it.
         gc.freeze()
