@@ -1,0 +1,77 @@
+"""How cases are dealt to workers changes when each runs, never what it gives."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from typing import Any
+
+from retrychaos.runner import CaseResult
+from retrychaos.scenario.library import library_path
+from retrychaos.scenario.load import load_scenario
+from retrychaos.suite import Case, _Job, _run_one, execute, heaviest_first, plan
+from retrychaos.trace_modes import planned_calls
+from retrychaos.world.trace import dumps
+
+# A fleet, a storm and two one-call scenarios: the dealing puts them in another order.
+_NAMES = (
+    "transient/burst-503-clears.yaml",
+    "fleet/outage-then-recovery.yaml",
+    "arguments/fixable-422.yaml",
+    "rate_limits/quota-retry-storm.yaml",
+)
+
+
+def _cases() -> list[Case]:
+    scenarios = [load_scenario(library_path() / name) for name in _NAMES]
+    return plan(scenarios, ["reference"], (1, 2))
+
+
+def _seen(result: CaseResult) -> tuple[dict[str, Any], str]:
+    """What a case gave, but how long it took: its results.json entry and its trace."""
+    return replace(result, wall_s=0.0).as_dict(), dumps(result.events or [])
+
+
+def test_the_largest_cases_are_dealt_first_ties_in_case_order() -> None:
+    """By planned calls, largest first; cases that plan as many keep their order."""
+    cases = _cases()
+    order = heaviest_first(cases)
+    assert sorted(order) == list(range(len(cases)))
+    calls = [planned_calls(cases[i].scenario) for i in order]
+    assert calls == sorted(calls, reverse=True)
+    assert calls[0] > calls[-1]
+    for before, after in itertools.pairwise(order):
+        if planned_calls(cases[before].scenario) == planned_calls(cases[after].scenario):
+            assert before < after
+
+
+def test_results_and_traces_do_not_depend_on_the_dealing() -> None:
+    """In case order in one worker, reversed in one worker, largest first in two: the same.
+
+    A worker runs case after case, so a case that left state behind for the
+    next (a cache, a random generator, a patched module) would show here.
+    """
+    cases = _cases()
+    keep = {"keep_events": lambda _case: True}
+    in_order = execute(cases, jobs=1, **keep)
+    reversed_ = execute(cases[::-1], jobs=1, **keep)[::-1]
+    dealt = execute(cases, jobs=2, **keep)
+    assert [r.scenario for r in dealt] == [c.scenario.name for c in cases]  # case order
+    assert all(r.events for r in in_order)
+    expected = [_seen(r) for r in in_order]
+    assert [_seen(r) for r in reversed_] == expected
+    assert [_seen(r) for r in dealt] == expected
+
+
+def test_phases_are_sent_only_when_someone_hears_them() -> None:
+    """A case whose phases nobody hears sends none to the parent (one message less each)."""
+    case = _cases()[0]
+    given = []
+    for phases, expected in ((True, ["simulating", "judging"]), (False, [])):
+        heard: list[str] = []
+        job = _Job(case=case, watchdog_s=5.0, keep=False, phases=phases)
+        result = _run_one(job, heard.append)
+        assert heard == expected
+        assert isinstance(result, CaseResult)
+        given.append(_seen(result))
+    assert given[0] == given[1]
