@@ -244,6 +244,7 @@ def execute(
     keep_failing: bool = True,
     executor: Executor | None = None,
     on_start: Callable[[Case], None] | None = None,
+    on_receive: Callable[[CaseResult], CaseResult] | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` (in ``jobs`` worker processes) and return results in case order.
 
@@ -255,8 +256,11 @@ def execute(
     ``keep_failing=False`` drops every trace (only the verdicts are wanted).
     ``executor`` runs the cases elsewhere (a cluster: :mod:`retrychaos.executors`)
     instead of in ``jobs`` local worker processes. ``on_start(case)`` hears
-    each case as it is handed to a worker. With more than one job the cases
-    are dealt largest first (:func:`heaviest_first`); with one, in case order.
+    each case as it is handed to a worker. ``on_receive(result)`` hears each
+    result as it comes, before its worker is given the next case, and gives
+    the result to keep; ``on_done`` hears it after. With more than one job
+    the cases are dealt largest first (:func:`heaviest_first`); with one, in
+    case order.
     """
     want = keep_events or (lambda _case: False)
     done: dict[int, CaseResult] = {}
@@ -271,6 +275,7 @@ def execute(
         order=order,
         keep_failing=keep_failing,
         on_start=on_start,
+        on_receive=on_receive,
     ):
         done[index] = result
         if on_done is not None:
@@ -300,6 +305,7 @@ def _iterate(
     order: Sequence[int],
     keep_failing: bool,
     on_start: Callable[[Case], None] | None = None,
+    on_receive: Callable[[CaseResult], CaseResult] | None = None,
 ) -> Iterator[tuple[int, CaseResult]]:
     """Each case's index and result, as the cases finish; the cases dealt in ``order``."""
     if not cases:
@@ -321,6 +327,7 @@ def _iterate(
         on_phase=None if on_phase is None else lambda k, what: on_phase(dealt[k], what),
         on_death=lambda k, message: failed(dealt[k], message),
         on_give=None if on_start is None else lambda k: on_start(dealt[k]),
+        on_receive=None if on_receive is None else lambda _k, result: on_receive(result),
     ):
         yield order[k], result
 

@@ -11,6 +11,7 @@ from retrychaos.scenario.library import library_path
 from retrychaos.scenario.load import load_scenario
 from retrychaos.suite import Case, _Job, _run_one, execute, heaviest_first, plan
 from retrychaos.trace_modes import planned_calls
+from retrychaos.workers import run_in_workers
 from retrychaos.world.trace import dumps
 
 # A fleet, a storm and two one-call scenarios: the dealing puts them in another order.
@@ -75,3 +76,41 @@ def test_phases_are_sent_only_when_someone_hears_them() -> None:
         assert isinstance(result, CaseResult)
         given.append(_seen(result))
     assert given[0] == given[1]
+
+
+def _echo(job: str, _phase: object) -> str:
+    return f"{job} done"
+
+
+def test_a_worker_gets_its_next_job_before_its_result_is_yielded() -> None:
+    """``on_receive`` hears a result, its worker is given the next job, then the result is yielded.
+
+    So whatever the caller does with a result (write it into the report)
+    runs while the worker runs its next job, instead of keeping it waiting.
+    """
+    seen: list[tuple[str, int]] = []
+
+    def received(index: int, result: str) -> str:
+        seen.append(("receive", index))
+        return result.upper()
+
+    found = []
+    for index, result in run_in_workers(
+        ["a", "b"],
+        _echo,
+        processes=1,
+        on_death=lambda _i, message: message,
+        on_give=lambda i: seen.append(("give", i)),
+        on_receive=received,
+    ):
+        seen.append(("yield", index))
+        found.append(result)
+    assert seen == [
+        ("give", 0),
+        ("receive", 0),
+        ("give", 1),
+        ("yield", 0),
+        ("receive", 1),
+        ("yield", 1),
+    ]
+    assert found == ["A DONE", "B DONE"]
