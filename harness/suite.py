@@ -25,6 +25,7 @@ from .escape import escape_message, guarded
 from .executors.local import LocalExecutor
 from .leftovers import kill_leftovers, leftover_note
 from .runner import CaseResult, run_case
+from .trace_modes import planned_calls
 from .workers import CASE_TIMEOUT_S, Retire, WorkerPool
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ __all__ = [
     "case_pool",
     "execute",
     "failed",
+    "heaviest_first",
     "plan",
     "redacted",
     "run_one",
@@ -86,6 +88,8 @@ class _Job:
     watchdog_s: float
     keep: bool
     keep_failing: bool = True
+    phases: bool = True
+    """Whether anyone hears the case's phases: each is a message to the parent."""
 
 
 def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
@@ -105,7 +109,7 @@ def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
             case.seed,
             watchdog_s=job.watchdog_s,
             real_wait_s=min(2.0, job.watchdog_s),
-            progress=progress,
+            progress=progress if job.phases else None,
         )
     except BaseException as exc:
         _restore(state)
@@ -240,6 +244,7 @@ def execute(
     keep_failing: bool = True,
     executor: Executor | None = None,
     on_start: Callable[[Case], None] | None = None,
+    on_receive: Callable[[CaseResult], CaseResult] | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` (in ``jobs`` worker processes) and return results in case order.
 
@@ -251,18 +256,43 @@ def execute(
     ``keep_failing=False`` drops every trace (only the verdicts are wanted).
     ``executor`` runs the cases elsewhere (a cluster: :mod:`retrychaos.executors`)
     instead of in ``jobs`` local worker processes. ``on_start(case)`` hears
-    each case as it is handed to a worker.
+    each case as it is handed to a worker. ``on_receive(result)`` hears each
+    result as it comes, before its worker is given the next case, and gives
+    the result to keep; ``on_done`` hears it after. With more than one job
+    the cases are dealt largest first (:func:`heaviest_first`); with one, in
+    case order.
     """
     want = keep_events or (lambda _case: False)
     done: dict[int, CaseResult] = {}
     runner = executor or LocalExecutor(processes=jobs)
+    order = heaviest_first(cases) if jobs > 1 else range(len(cases))
     for index, result in _iterate(
-        cases, runner, want, watchdog_s, on_phase, keep_failing=keep_failing, on_start=on_start
+        cases,
+        runner,
+        want,
+        watchdog_s,
+        on_phase,
+        order=order,
+        keep_failing=keep_failing,
+        on_start=on_start,
+        on_receive=on_receive,
     ):
         done[index] = result
         if on_done is not None:
             on_done(result)
     return [done[i] for i in range(len(cases))]
+
+
+def heaviest_first(cases: Sequence[Case]) -> list[int]:
+    """The cases' indices, those planning the most tool calls first (ties in case order).
+
+    Several workers finish together only if the long cases are not left for
+    last: the library's largest fleets take some fifty times as long as a
+    one-call scenario, and one dealt at the end would run alone while the
+    other workers had nothing left. Each case is seeded on its own, so the
+    order changes when a case runs, never what it does.
+    """
+    return sorted(range(len(cases)), key=lambda i: -planned_calls(cases[i].scenario))
 
 
 def _iterate(
@@ -272,22 +302,34 @@ def _iterate(
     watchdog_s: float,
     on_phase: Callable[[Case, str], None] | None,
     *,
+    order: Sequence[int],
     keep_failing: bool,
     on_start: Callable[[Case], None] | None = None,
+    on_receive: Callable[[CaseResult], CaseResult] | None = None,
 ) -> Iterator[tuple[int, CaseResult]]:
-    """Each case's index and result, as the cases finish."""
+    """Each case's index and result, as the cases finish; the cases dealt in ``order``."""
     if not cases:
         return
+    dealt = [cases[i] for i in order]
     work = [
-        _Job(case=c, watchdog_s=watchdog_s, keep=want(c), keep_failing=keep_failing) for c in cases
+        _Job(
+            case=c,
+            watchdog_s=watchdog_s,
+            keep=want(c),
+            keep_failing=keep_failing,
+            phases=on_phase is not None,
+        )
+        for c in dealt
     ]
-    yield from executor.run(
+    for k, result in executor.run(
         work,
         _run_one,
-        on_phase=None if on_phase is None else lambda i, what: on_phase(cases[i], what),
-        on_death=lambda i, message: failed(cases[i], message),
-        on_give=None if on_start is None else lambda i: on_start(cases[i]),
-    )
+        on_phase=None if on_phase is None else lambda k, what: on_phase(dealt[k], what),
+        on_death=lambda k, message: failed(dealt[k], message),
+        on_give=None if on_start is None else lambda k: on_start(dealt[k]),
+        on_receive=None if on_receive is None else lambda _k, result: on_receive(result),
+    ):
+        yield order[k], result
 
 
 def _trim(result: CaseResult, keep: bool, *, keep_failing: bool = True) -> CaseResult:  # noqa: FBT001

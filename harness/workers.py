@@ -49,6 +49,7 @@ from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any, cast
 
 from .leftovers import become_subreaper, kill_tree
+from .worker_messages import death_message, timeout_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -110,34 +111,6 @@ class Retire:
     def __init__(self, result: Any) -> None:
         """Wrap ``result``."""
         self.result = result
-
-
-def death_message(exitcode: int | None) -> str:
-    """Say how a worker ended while it ran a case (``exitcode`` as multiprocessing gives it)."""
-    if exitcode is not None and exitcode < 0:
-        try:
-            how = f"killed by signal {signal.Signals(-exitcode).name}"
-        except ValueError:
-            how = f"killed by signal {-exitcode}"
-    elif exitcode is None:
-        how = "closed its connection to the harness"
-    else:
-        how = f"exit code {exitcode}, as os._exit({exitcode}) gives"
-    return (
-        f"the controller ended the process running this case ({how}); a controller "
-        "must return a result or a decision, or raise an Exception, never end its process"
-    )
-
-
-def timeout_message(limit_s: float, *, flag: str = "--case-timeout") -> str:
-    """Say that a case ran past its real-time limit and was killed; ``flag`` sets the limit."""
-    return (
-        f"the case ran for more than {limit_s:g} s of real time, the case's limit, and its "
-        "worker and the processes under it were killed: the controller blocked where the "
-        "watchdog could not stop it (it ignored SIGALRM, stopped the timer, or blocked in C "
-        "code); expected it to return or raise; a case that needs longer may have more "
-        f"with {flag} SECONDS"
-    )
 
 
 def _serve(conn: Connection, work: Callable[[Any, Callable[[str], None]], Any]) -> None:
@@ -234,6 +207,7 @@ def run_in_workers(
     on_death: Callable[[int, str], Any],
     on_give: Callable[[int], None] | None = None,
     case_timeout_s: float | None = None,
+    on_receive: Callable[[int, Any], Any] | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Run ``work(job, phase)`` for every job in up to ``processes`` workers.
 
@@ -241,40 +215,28 @@ def run_in_workers(
     ``on_death(index, message)`` instead, and so does a job that ran past
     ``case_timeout_s`` real seconds (its worker killed, :func:`timeout_message`).
     ``on_phase(index, text)`` hears what ``work`` reports through ``phase``;
-    ``on_give(index)``, each job as a worker is given it.
+    ``on_give(index)``, each job as a worker is given it. ``on_receive(index,
+    result)`` hears each result as it comes and gives the one to yield; only
+    then is the next job handed out, and before the result is yielded, so
+    what the caller does with a result (writing a report) keeps no worker waiting.
     """
     queue = list(enumerate(jobs))
     queue.reverse()
     hear: Callable[[int], None] = on_give or (lambda _index: None)
+    heard: Callable[[int, Any], Any] = on_receive or (lambda _index, result: result)
     idle: list[_Worker] = []
     busy: dict[Connection, _Worker] = {}
     try:
         while queue or busy:
-            while queue and len(busy) < processes:
-                _hand_out(queue, idle, busy, work, hear)
+            _hand_out(queue, idle, busy, processes=processes, work=work, hear=hear)
             for conn in _wait(busy, case_timeout_s):
-                worker = busy[conn]
-                index = worker.index
-                assert index is not None  # noqa: S101 (busy workers hold a job)
-                try:
-                    kind, at, payload, retired = conn.recv()
-                except (EOFError, OSError, pickle.UnpicklingError):
-                    del busy[conn]
-                    worker.kill()
-                    yield index, on_death(index, death_message(worker.process.exitcode))
-                    continue
-                if kind == "phase":
-                    if on_phase is not None:
-                        on_phase(at, payload)
-                    continue
-                del busy[conn]
-                worker.index = None
-                if retired:
-                    worker.stop()
-                else:
-                    idle.append(worker)
-                yield at, payload
-            yield from _expire(busy, case_timeout_s, on_death)
+                got = _receive(conn, busy, idle, on_phase, on_death)
+                if got is not None:
+                    result = heard(*got)
+                    _hand_out(queue, idle, busy, processes=processes, work=work, hear=hear)
+                    yield got[0], result
+            for index, result in _expire(busy, case_timeout_s, on_death):
+                yield index, heard(index, result)
     finally:
         # A busy worker is killed (an interrupt, or the caller stopped
         # listening); an idle one is asked to end.
@@ -284,20 +246,53 @@ def run_in_workers(
             worker.stop()
 
 
+def _receive(
+    conn: Connection,
+    busy: dict[Connection, _Worker],
+    idle: list[_Worker],
+    on_phase: Callable[[int, str], None] | None,
+    on_death: Callable[[int, str], Any],
+) -> tuple[int, Any] | None:
+    """Read a busy worker's message: None for a phase, else the job's index and result."""
+    worker = busy[conn]
+    index = worker.index
+    assert index is not None  # noqa: S101 (busy workers hold a job)
+    try:
+        kind, at, payload, retired = conn.recv()
+    except (EOFError, OSError, pickle.UnpicklingError):
+        del busy[conn]
+        worker.kill()
+        return index, on_death(index, death_message(worker.process.exitcode))
+    if kind == "phase":
+        if on_phase is not None:
+            on_phase(at, payload)
+        return None
+    del busy[conn]
+    worker.index = None
+    if retired:
+        worker.stop()
+    else:
+        idle.append(worker)
+    return at, payload
+
+
 def _hand_out(
     queue: list[tuple[int, Any]],
     idle: list[_Worker],
     busy: dict[Connection, _Worker],
+    *,
+    processes: int,
     work: Callable[[Any, Callable[[str], None]], Any],
     hear: Callable[[int], None],
 ) -> None:
-    """Give the next job to an idle worker, or to a new one, with SIGINT and SIGTERM held."""
-    with _signals_held():
-        worker = idle.pop() if idle else _Worker(work)
-        given, job = queue.pop()
-        hear(given)
-        worker.give(given, job)
-        busy[worker.conn] = worker
+    """Give jobs to idle or new workers until ``processes`` are busy, SIGINT and SIGTERM held."""
+    while queue and len(busy) < processes:
+        with _signals_held():
+            worker = idle.pop() if idle else _Worker(work)
+            given, job = queue.pop()
+            hear(given)
+            worker.give(given, job)
+            busy[worker.conn] = worker
 
 
 def _wait(busy: dict[Connection, _Worker], limit_s: float | None) -> list[Connection]:

@@ -100,20 +100,31 @@ def run_and_report(
             stream.on_found = watch.found
             stream.flush()
 
-            def done(result: CaseResult, stream: ResultsStream = stream) -> None:
+            # With several jobs a result is recorded (encoded, its trace
+            # written) once its worker has the next case, which no longer
+            # waits for it; the folder is checked before, the case no longer
+            # in flight, so what a check finds is pinned as before. With one
+            # job the next case starts only once the folder is written, so
+            # what a controller does to it always meets the same folder.
+            later = jobs > 1
+
+            def received(result: CaseResult, stream: ResultsStream = stream) -> CaseResult:
                 stream.check()  # while the case still counts as in flight
-                stream.add(watch.finished(result))
+                kept = watch.finished(result)
+                if not later:
+                    stream.add(kept)
+                return kept
 
             results = _execute(
                 cases,
                 jobs=jobs,
                 keep=keep,
                 watchdog_s=watchdog_s,
-                on_done=done,
+                on_done=stream.add if later else None,
                 on_start=watch.started,
                 executor=executor,
+                on_receive=received,
             )
-            results = [watch.pinned.get(id(r), r) for r in results]
             code = _write_reports(stream, results)
             if stream.tampered:
                 tell(_tampered(run_dir, stream.tampered, watch))
@@ -163,9 +174,10 @@ def _execute(
     jobs: int,
     keep: bool,
     watchdog_s: float,
-    on_done: Callable[[CaseResult], None],
+    on_done: Callable[[CaseResult], None] | None,
     on_start: Callable[[Case], None],
     executor: Executor | None,
+    on_receive: Callable[[CaseResult], CaseResult],
 ) -> list[CaseResult]:
     """Run the cases; draw a progress bar only on a terminal (a CI log gets none)."""
     if not sys.stderr.isatty():
@@ -177,6 +189,7 @@ def _execute(
             on_done=on_done,
             on_start=on_start,
             executor=executor,
+            on_receive=on_receive,
         )
     from rich.console import Console  # noqa: PLC0415 (only a terminal needs it)
     from rich.progress import (  # noqa: PLC0415
@@ -192,7 +205,8 @@ def _execute(
         task = progress.add_task("running cases", total=len(cases))
 
         def finished(result: CaseResult) -> None:
-            on_done(result)
+            if on_done is not None:
+                on_done(result)
             progress.advance(task)
 
         def phase(case: Case, what: str) -> None:
@@ -208,6 +222,7 @@ def _execute(
             on_phase=phase,
             on_start=on_start,
             executor=executor,
+            on_receive=on_receive,
         )
         progress.update(task, description="running cases")
         return results

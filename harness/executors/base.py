@@ -29,9 +29,13 @@ class Executor(Protocol):
         on_phase: Callable[[int, str], None] | None = None,
         on_death: Callable[[int, str], Any],
         on_give: Callable[[int], None] | None = None,
+        on_receive: Callable[[int, Any], Any] | None = None,
     ) -> Iterator[tuple[int, Any]]:
         """Yield ``(index, result)`` for each job as it finishes, in any order.
 
-        ``on_give(index)`` hears each job as it is handed to a worker.
+        ``on_give(index)`` hears each job as it is handed to a worker;
+        ``on_receive(index, result)``, each result as it arrives, before the
+        next job is handed out where the executor can, and gives the result
+        to yield.
         """
         ...

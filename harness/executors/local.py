@@ -35,6 +35,7 @@ class LocalExecutor:
         on_phase: Callable[[int, str], None] | None = None,
         on_death: Callable[[int, str], Any],
         on_give: Callable[[int], None] | None = None,
+        on_receive: Callable[[int, Any], Any] | None = None,
     ) -> Iterator[tuple[int, Any]]:
         """Yield ``(index, result)`` as each job finishes (see :func:`run_in_workers`)."""
         processes = max(1, min(self.processes, len(jobs), os.cpu_count() or 1))
@@ -46,4 +47,5 @@ class LocalExecutor:
             on_death=on_death,
             on_give=on_give,
             case_timeout_s=self.case_timeout_s,
+            on_receive=on_receive,
         )

@@ -123,8 +123,14 @@ class RayExecutor:
         on_phase: Callable[[int, str], None] | None = None,  # noqa: ARG002 (phases stay on the worker)
         on_death: Callable[[int, str], Any],
         on_give: Callable[[int], None] | None = None,
+        on_receive: Callable[[int, Any], Any] | None = None,
     ) -> Iterator[tuple[int, Any]]:
-        """Yield ``(index, result)`` as each job finishes (``on_give``: as it is submitted)."""
+        """Yield ``(index, result)`` as each job finishes (``on_give``: as it is submitted).
+
+        ``on_receive(index, result)`` gives the result to yield; a window of
+        jobs is already submitted, so no worker waits for it.
+        """
+        heard = on_receive or (lambda _index, result: result)
         ray = self._ray
         task = ray.remote(_run_task).options(
             max_retries=TRIES - 1, retry_exceptions=False, num_cpus=1
@@ -147,9 +153,13 @@ class RayExecutor:
                     try:
                         kind, payload = ray.get(ref)
                     except ray.exceptions.RayError as exc:
-                        yield index, on_death(index, lost_message(TRIES, type(exc).__name__))
+                        lost = on_death(index, lost_message(TRIES, type(exc).__name__))
+                        yield index, heard(index, lost)
                         continue
-                    yield index, on_death(index, payload) if kind == "died" else payload
+                    yield (
+                        index,
+                        heard(index, on_death(index, payload) if kind == "died" else payload),
+                    )
         finally:
             # An interrupt, or the caller stopped listening: the cluster stops too.
             for ref in pending:
