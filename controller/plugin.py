@@ -68,10 +68,9 @@ class EnvSyncClock:
             self._fallback.sleep(seconds)
 
 
-# The controller's only sink: each record is built for it and not read again,
-# so it is handed to `env.audit` without a copy (the harness keeps its own).
-
-
+# In both factories `env.audit` is the controller's only sink: each record is
+# built for it and not read again, so it is handed over without a copy (the
+# harness stores its own).
 def reference(env: Any) -> ReferenceController:
     """Return the async reference controller for one harness run."""
     return ReferenceController(
