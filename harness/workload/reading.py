@@ -11,7 +11,7 @@ from typing import Any
 from ..canaries import redact
 from ..escape import safe_text
 from ..world.trace import stable_text
-from .model import Outcome, read_result
+from .model import RAISED, Outcome, read_result
 
 __all__: list[str] = []
 
@@ -19,7 +19,7 @@ __all__: list[str] = []
 def _raised(exc: Exception) -> tuple[Outcome, dict[str, Any]]:
     """What the model sees when the controller raised ``exc``."""
     name = _short(type(exc).__name__)
-    return Outcome(ok=False, decision="raised"), {"error": f"{name}: {_short(exc)}"}
+    return RAISED, {"error": f"{name}: {_short(exc)}"}
 
 
 def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
@@ -39,7 +39,7 @@ def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
             extra["error"] = _short(result.get("error"))
     except Exception as exc:
         kind = _short(type(result).__name__)
-        return Outcome(ok=False, decision="raised"), {
+        return RAISED, {
             "error": f"the controller returned a {kind} that cannot be read: "
             f"{_short(type(exc).__name__)}: {_short(exc)}"
         }
