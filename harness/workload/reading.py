@@ -68,11 +68,29 @@ def _clean(text: str) -> str:
     return cleaned
 
 
-def _short(value: Any, limit: int = 200) -> str | None:
+_SHORTENED: dict[str, str] = {}
+_SHORTENED_LONGEST = 400
+_LIMIT = 200
+
+
+def _short(value: Any, limit: int = _LIMIT) -> str | None:
     """A short, redacted, reproducible text for the trace (see :func:`stable_text`).
 
     Every text a controller puts into the trace passes through here or
     :func:`_clean`: exception names and texts, a decision's code, field and
     error, a hook's error. A ``__str__`` that raises gives a placeholder.
+    A fleet's controller gives up with the same few error texts: a plain
+    ``str`` at the default limit is shortened once and remembered (the text
+    alone decides the result; the memory is bounded, as :func:`_clean`'s).
     """
-    return None if value is None else safe_text(value, limit)
+    if value is None:
+        return None
+    if type(value) is not str or limit != _LIMIT or len(value) > _SHORTENED_LONGEST:
+        return safe_text(value, limit)
+    shortened = _SHORTENED.get(value)
+    if shortened is None:
+        shortened = safe_text(value, limit)
+        if len(_SHORTENED) >= _CLEANED_MAX:
+            _SHORTENED.clear()
+        _SHORTENED[value] = shortened
+    return shortened
