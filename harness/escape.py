@@ -32,7 +32,7 @@ _HERE = Path(__file__).resolve().parent
 _ENTRIES = {
     (_HERE / "workload" / "agents.py", "_task_done"): "task_done",
     (_HERE / "workload" / "agents.py", "_invoke"): "call",
-    (_HERE / "workload" / "agents.py", "_operation"): "call",
+    (_HERE / "workload" / "agents.py", "_agent"): "call",
     (_HERE / "workload" / "agents.py", "<lambda>"): "call",
     (_HERE / "escape.py", "build"): "factory",
     (_HERE / "testing" / "world.py", "call"): "call",

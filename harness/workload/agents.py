@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..canaries import agent_key, plant_secret
 from ..world.context import CURRENT_CALL, CallMeta
-from ..world.digests import cached_args_digest, digest
+from ..world.digests import cached_args_digest, digest, flat_key
 from ..world.families import HTTPX
 from ..world.loop import sleep
 from ..world.sdk import SdkLayer
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..world.loop import VirtualEventLoop
     from ..world.recorder import Recorder
     from ..world.services import Services
-    from ..world.spec import Scenario, ToolSpec
+    from ..world.spec import Call, Scenario
     from .model import Next
 
 
@@ -97,6 +97,13 @@ class Fleet:
         self.task_done_hook = hook if callable(hook) else None
         # One tool per spec, copied for each invocation (Tool.bound_to).
         self._tools: dict[str, Tool] = {}
+        # The digest of each call's arguments, digested once: every task starts its call j
+        # with a copy of the same arguments. Only flat ones, whose values nobody can
+        # change in place (a controller gets a shallow copy); None: digest each time.
+        self._args_digests = [
+            cached_args_digest(call.args) if flat_key(dict(call.args)) is not None else None
+            for call in workload.calls
+        ]
         self.first_traceback: str | None = None
         """The traceback of the first exception the controller's call() raised, if any."""
 
@@ -104,44 +111,75 @@ class Fleet:
         """Run every agent to the end."""
         await asyncio.gather(*(self._agent(i) for i in range(self.workload.agents)))
 
-    async def _agent(self, index: int) -> None:
+    async def _agent(self, index: int) -> None:  # noqa: C901, PLR0912, PLR0915 (one level)
+        """Run agent ``index``'s tasks, each call's invocations, to the end.
+
+        Tasks, operations and invocations are one coroutine, not three: every
+        wait of the controller resumes the chain of coroutines above it, and
+        each level costs on every resume (two waits per attempt).
+        """
         workload = self.workload
         rng = agent_rng(self.seed, index)
         if workload.start_spread_s > 0:
             await sleep(rng.uniform(0, workload.start_spread_s))
         low, high = workload.think_time_s
         model = Model(workload, rng, self.faker)
+        clock = self.clock
+        record = self.recorder.record
+        deadline_s = self.contract.deadline_s
+        is_async = self.is_async
         for k in range(workload.tasks_per_agent):
             if k and high > 0:
                 await sleep(rng.uniform(low, high))
-            await self._task(index, f"a{index}-t{k}", rng, model)
-
-    async def _task(self, agent: int, task: str, rng: random.Random, model: Model) -> None:
-        clock = self.clock
-        deadline = clock.now() + self.contract.deadline_s
-        record = self.recorder.record
-        start: TaskStartData = {"deadline": deadline}
-        record("task_start", agent, task, None, None, None, start)
-        ok = True
-        for j, call in enumerate(self.workload.calls):
-            if clock.now() >= deadline:
-                ok = False
-                break
-            op = f"{task}-c{j}"
-            spec = self.services.by_name[call.tool].spec
-            key = (
-                agent_key(rng.getrandbits(128)) if spec.side_effect and self.workload.keys else None
-            )
-            args = dict(call.args)
-            if self.workload.secrets:
-                args["api_token"] = plant_secret(rng.getrandbits(128))
-            if not await self._operation(agent, task, op, spec, args, key, deadline, rng, model):
-                ok = False
-                break
-        end: TaskEndData = {"ok": ok}
-        record("task_end", agent, task, None, None, None, end)
-        if self.task_done_hook is not None:  # no coroutine at all for most controllers
-            await self._task_done(agent, task)
+            task = f"a{index}-t{k}"
+            deadline = clock.now() + deadline_s
+            start: TaskStartData = {"deadline": deadline}
+            record("task_start", index, task, None, None, None, start)
+            ok = True
+            for j, call in enumerate(workload.calls):
+                if clock.now() >= deadline:
+                    ok = False
+                    break
+                state = self._operation(index, task, j, call, deadline, rng, model)
+                spec = state.spec
+                while True:  # the operation's invocations
+                    ctx, meta = self._begin(state)
+                    if is_async:
+                        # _invoke() inlined for async controllers: one coroutine less on every wait.
+                        tool = self._tool(spec, meta)
+                        raised: tuple[Outcome, dict[str, Any]] | None = None
+                        token = CURRENT_CALL.set(meta)
+                        seated = SEAT.set(Seat(self, state)) if self.model_in_run else None
+                        top = None  # the frame of the call's coroutine (workload/frames.py)
+                        try:
+                            running = self.controller.call(tool, dict(state.args), ctx)
+                            top = getattr(running, "cr_frame", None)
+                            result = await running
+                        except asyncio.CancelledError:
+                            raise
+                        except Exception as exc:  # the controller gave up by raising
+                            raised = self._raised(exc)
+                        finally:
+                            if seated is not None:
+                                SEAT.reset(seated)
+                            CURRENT_CALL.reset(token)
+                            if meta.raised is not None:  # else nothing to let go of: no call
+                                let_go(meta, top)
+                        outcome = raised if raised is not None else _read(result)
+                    else:
+                        outcome = await self._invoke(spec, meta, state.args, ctx)
+                    self._decided(state, outcome)
+                    if outcome[0].ok:
+                        break
+                    if self._move(state, outcome[0]) is None:
+                        ok = False
+                        break
+                if not ok:
+                    break
+            end: TaskEndData = {"ok": ok}
+            record("task_end", index, task, None, None, None, end)
+            if self.task_done_hook is not None:  # no coroutine at all for most controllers
+                await self._task_done(index, task)
 
     async def _task_done(self, agent: int, task: str) -> None:
         """Tell the controller a task is over, if it asks (``task_done(task_id)``, optional)."""
@@ -159,25 +197,30 @@ class Fleet:
             }
             self.recorder.record("hook_error", agent, task, None, None, None, error)
 
-    async def _operation(  # noqa: PLR0917 (one operation's identity, passed through)
+    def _operation(  # noqa: PLR0917 (one operation's identity, passed through)
         self,
         agent: int,
         task: str,
-        op: str,
-        spec: ToolSpec,
-        args: dict[str, Any],
-        key: str | None,
+        j: int,
+        call: Call,
         deadline: float,
         rng: random.Random,
         model: Model,
-    ) -> bool:
+    ) -> Operation:
+        """Start the task's call ``j``: its id, its key and arguments (drawn in this order)."""
+        spec = self.services.by_name[call.tool].spec
+        workload = self.workload
+        key = agent_key(rng.getrandbits(128)) if spec.side_effect and workload.keys else None
+        args = dict(call.args)
+        if workload.secrets:
+            args["api_token"] = plant_secret(rng.getrandbits(128))
         # Operation(agent=..., model=...), its slots filled here: one per operation, and
         # a keyword call of fourteen fields costs more than the stores
         # (tests/workload/test_fast_objects.py holds the two equal).
         state: Operation = _new(Operation)
         state.agent = agent
         state.task = task
-        state.op = op
+        state.op = f"{task}-c{j}"
         state.spec = spec
         state.args = args
         state.key = key
@@ -189,37 +232,8 @@ class Fleet:
         state.fixes = 0
         state.call = ""
         state.pending = None
-        while True:
-            ctx, meta = self._begin(state)
-            if self.is_async:
-                # _invoke() inlined for async controllers: one coroutine less on every wait.
-                tool = self._tool(spec, meta)
-                raised: tuple[Outcome, dict[str, Any]] | None = None
-                token = CURRENT_CALL.set(meta)
-                seated = SEAT.set(Seat(self, state)) if self.model_in_run else None
-                top = None  # the frame of the call's coroutine (workload/frames.py)
-                try:
-                    running = self.controller.call(tool, dict(state.args), ctx)
-                    top = getattr(running, "cr_frame", None)
-                    result = await running
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # the controller gave up by raising
-                    raised = self._raised(exc)
-                finally:
-                    if seated is not None:
-                        SEAT.reset(seated)
-                    CURRENT_CALL.reset(token)
-                    if meta.raised is not None:  # else nothing to let go of: no call at all
-                        let_go(meta, top)
-                outcome = raised if raised is not None else _read(result)
-            else:
-                outcome = await self._invoke(spec, meta, state.args, ctx)
-            self._decided(state, outcome)
-            if outcome[0].ok:
-                return True
-            if self._move(state, outcome[0]) is None:
-                return False
+        state.args_digest = None if workload.secrets else self._args_digests[j]
+        return state
 
     def _begin(self, state: Operation) -> tuple[Ctx, CallMeta]:
         """Start the operation's next invocation: its ``call_start``, its ctx and identity."""
@@ -233,7 +247,7 @@ class Fleet:
             "side_effect": spec.side_effect,
             "idempotency_supported": spec.idempotency,
             "key": digest(key) if key else None,
-            "args": cached_args_digest(state.args),
+            "args": state.args_digest or cached_args_digest(state.args),
         }
         self.recorder.record(
             "call_start", state.agent, state.task, call, state.op, spec.name, started
@@ -264,15 +278,25 @@ class Fleet:
     def _decided(self, state: Operation, outcome: tuple[Outcome, dict[str, Any]]) -> None:
         """Record what the invocation in progress amounted to (its ``decision`` event)."""
         extra = outcome[1]
-        decided: DecisionData = {
-            "decision": _clean(outcome[0].decision),
-            "ok": outcome[0].ok,
-            "code": extra.get("code"),
-            "field": extra.get("field"),
-            "error": extra.get("error"),
-        }
-        if "traceback" in extra:
-            decided["traceback"] = extra["traceback"]
+        decided: DecisionData
+        if not extra:  # a success, most of a fleet's calls: nothing to look up
+            decided = {
+                "decision": _clean(outcome[0].decision),
+                "ok": outcome[0].ok,
+                "code": None,
+                "field": None,
+                "error": None,
+            }
+        else:
+            decided = {
+                "decision": _clean(outcome[0].decision),
+                "ok": outcome[0].ok,
+                "code": extra.get("code"),
+                "field": extra.get("field"),
+                "error": extra.get("error"),
+            }
+            if "traceback" in extra:
+                decided["traceback"] = extra["traceback"]
         spec = state.spec
         self.recorder.record(
             "decision", state.agent, state.task, state.call, state.op, spec.name, decided
@@ -297,6 +321,7 @@ class Fleet:
         else:
             state.replans += 1
         state.args = move.args
+        state.args_digest = None
         return move
 
     def reask(

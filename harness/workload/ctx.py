@@ -64,19 +64,30 @@ def _ctx_factory() -> Callable[..., Ctx]:
         return make
     new = object.__new__
     if _refreezes():
-
-        def refrozen(*values: Any) -> Ctx:
+        # Named parameters, not *values: no tuple built and indexed for every invocation.
+        def refrozen(  # noqa: PLR0917 (Ctx's fields, positional: the hot path)
+            task_id: str,
+            call_id: str,
+            tool: str,
+            side_effect: bool,  # noqa: FBT001
+            idempotency_key: str | None,
+            idempotency_supported: bool,  # noqa: FBT001
+            deadline: float,
+            agent_id: int,
+            operation_id: str,
+            invocation: int,
+        ) -> Ctx:
             ctx: Any = new(_UnfrozenCtx)
-            ctx.task_id = values[0]
-            ctx.call_id = values[1]
-            ctx.tool = values[2]
-            ctx.side_effect = values[3]
-            ctx.idempotency_key = values[4]
-            ctx.idempotency_supported = values[5]
-            ctx.deadline = values[6]
-            ctx.agent_id = values[7]
-            ctx.operation_id = values[8]
-            ctx.invocation = values[9]
+            ctx.task_id = task_id
+            ctx.call_id = call_id
+            ctx.tool = tool
+            ctx.side_effect = side_effect
+            ctx.idempotency_key = idempotency_key
+            ctx.idempotency_supported = idempotency_supported
+            ctx.deadline = deadline
+            ctx.agent_id = agent_id
+            ctx.operation_id = operation_id
+            ctx.invocation = invocation
             ctx.__class__ = Ctx
             made: Ctx = ctx
             return made

@@ -62,6 +62,8 @@ class Operation:
     """The call id of the invocation in progress."""
     pending: tuple[Outcome, Next] | None = None
     """A move the seat drew but could not make inside the run, and the outcome it answers."""
+    args_digest: str | None = None
+    """The digest of ``args``, when known without digesting them (see ``Fleet._operation``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -47,11 +47,39 @@ class Next:
 _OK = Outcome(ok=True, decision="ok")
 """What every success reads as (an outcome is immutable: one serves every call)."""
 
+RAISED = Outcome(ok=False, decision="raised")
+"""What every controller's raise reads as."""
+
+# A frozen dataclass's __init__ stores each field through object.__setattr__: a
+# microsecond for each failed call of a fleet, whose controller gives up with the
+# same few decisions. Outcomes and stops are immutable and compared by value, so
+# one made for each distinct value serves every call (bounded; str keys only).
+_OUTCOMES: dict[tuple[str, str | None, bool], Outcome] = {}
+_STOPS_MADE: dict[str, Next] = {}
+_MEMO_MAX = 256
+
 
 def read_result(result: Any) -> Outcome:
     """Interpret a controller's return value (a result, or a seed-style decision dict)."""
     if isinstance(result, dict) and result.get("ok") is False and "decision" in result:
         allowed = result.get("allowed")
+        if type(result) is dict and allowed is None:  # a plain dict: reads do nothing else
+            decision = str(result["decision"])
+            field = result.get("field")
+            if not isinstance(field, str):
+                field = None
+            retryable = result.get("retryable_by_model") is not False
+            if type(decision) is str and (field is None or type(field) is str):
+                key = (decision, field, retryable)
+                found = _OUTCOMES.get(key)
+                if found is None:
+                    if len(_OUTCOMES) >= _MEMO_MAX:
+                        _OUTCOMES.clear()
+                    found = _OUTCOMES[key] = Outcome(
+                        ok=False, decision=decision, field=field, retryable_by_model=retryable
+                    )
+                return found
+            return Outcome(ok=False, decision=decision, field=field, retryable_by_model=retryable)
         return Outcome(
             ok=False,
             decision=str(result["decision"]),
@@ -60,6 +88,18 @@ def read_result(result: Any) -> Outcome:
             retryable_by_model=result.get("retryable_by_model") is not False,
         )
     return _OK
+
+
+def _stop(detail: str) -> Next:
+    """``Next(again=False, detail=detail)``, one for each detail (see ``_OUTCOMES``)."""
+    found = _STOPS_MADE.get(detail) if type(detail) is str else None
+    if found is None:
+        found = Next(again=False, detail=detail)
+        if type(detail) is str:
+            if len(_STOPS_MADE) >= _MEMO_MAX:
+                _STOPS_MADE.clear()
+            _STOPS_MADE[detail] = found
+    return found
 
 
 class Model:
@@ -77,15 +117,15 @@ class Model:
         """Decide what to do after ``outcome`` (``replans``/``fixes`` made so far)."""
         policy = self.policy
         if policy is ModelPolicy.GIVE_UP:
-            return Next(again=False, detail=outcome.decision)
+            return _stop(outcome.decision)
         if outcome.decision == "model_fix" and policy is not ModelPolicy.STUBBORN:
             if outcome.field and outcome.retryable_by_model and fixes < self.max_fixes:
                 fixed = dict(args)
                 fixed[outcome.field] = self._fix_value(outcome.field, outcome.allowed)
                 return Next(again=True, args=fixed, action="fix", detail=outcome.field)
-            return Next(again=False, detail="cannot fix")
+            return _stop("cannot fix")
         if replans >= self.max_replans:
-            return Next(again=False, detail=outcome.decision)
+            return _stop(outcome.decision)
         if policy is ModelPolicy.STUBBORN:
             return Next(again=True, args=dict(args), action="replan", detail="same call")
         if policy is ModelPolicy.MUTATING:
@@ -94,7 +134,7 @@ class Model:
             mutated["note"] = f"retry {replans + 1}: {self.faker.sentence(nb_words=4)}"
             return Next(again=True, args=mutated, action="replan", detail="mutated note")
         if outcome.decision in _STOPS:
-            return Next(again=False, detail=outcome.decision)
+            return _stop(outcome.decision)
         return Next(again=True, args=dict(args), action="replan", detail=outcome.decision)
 
     def _fix_value(self, field: str, allowed: tuple[Any, ...] | None) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 from ..canaries import redact
 from ..escape import safe_text
 from ..world.trace import stable_text
-from .model import Outcome, read_result
+from .model import RAISED, Outcome, read_result
 
 __all__: list[str] = []
 
@@ -19,7 +19,7 @@ __all__: list[str] = []
 def _raised(exc: Exception) -> tuple[Outcome, dict[str, Any]]:
     """What the model sees when the controller raised ``exc``."""
     name = _short(type(exc).__name__)
-    return Outcome(ok=False, decision="raised"), {"error": f"{name}: {_short(exc)}"}
+    return RAISED, {"error": f"{name}: {_short(exc)}"}
 
 
 def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
@@ -39,7 +39,7 @@ def _read(result: Any) -> tuple[Outcome, dict[str, Any]]:
             extra["error"] = _short(result.get("error"))
     except Exception as exc:
         kind = _short(type(result).__name__)
-        return Outcome(ok=False, decision="raised"), {
+        return RAISED, {
             "error": f"the controller returned a {kind} that cannot be read: "
             f"{_short(type(exc).__name__)}: {_short(exc)}"
         }
@@ -68,11 +68,29 @@ def _clean(text: str) -> str:
     return cleaned
 
 
-def _short(value: Any, limit: int = 200) -> str | None:
+_SHORTENED: dict[str, str] = {}
+_SHORTENED_LONGEST = 400
+_LIMIT = 200
+
+
+def _short(value: Any, limit: int = _LIMIT) -> str | None:
     """A short, redacted, reproducible text for the trace (see :func:`stable_text`).
 
     Every text a controller puts into the trace passes through here or
     :func:`_clean`: exception names and texts, a decision's code, field and
     error, a hook's error. A ``__str__`` that raises gives a placeholder.
+    A fleet's controller gives up with the same few error texts: a plain
+    ``str`` at the default limit is shortened once and remembered (the text
+    alone decides the result; the memory is bounded, as :func:`_clean`'s).
     """
-    return None if value is None else safe_text(value, limit)
+    if value is None:
+        return None
+    if type(value) is not str or limit != _LIMIT or len(value) > _SHORTENED_LONGEST:
+        return safe_text(value, limit)
+    shortened = _SHORTENED.get(value)
+    if shortened is None:
+        shortened = safe_text(value, limit)
+        if len(_SHORTENED) >= _CLEANED_MAX:
+            _SHORTENED.clear()
+        _SHORTENED[value] = shortened
+    return shortened

@@ -30,7 +30,7 @@ def args_digest(args: Mapping[str, Any]) -> str:
 
 
 _DIGESTS: dict[Any, str] = {}
-_FLAT_SEEN: dict[tuple[Any, ...], tuple[type, ...]] = {}
+_FLAT_SEEN: dict[tuple[Any, ...], tuple[tuple[Any, ...], tuple[type, ...]]] = {}
 _MEMO_MAX = 4096
 # No floats: 0.0 == -0.0 (same hash) but JSON tells them apart.
 _FLAT = frozenset({str, int, bool, type(None)})
@@ -42,31 +42,34 @@ def flat_key(args: Any) -> tuple[Any, ...] | None:
     Flat: a ``dict`` of ASCII ``str`` names to ASCII ``str``, ``int``, ``bool``
     or ``None`` values. Two dicts with equal keys give the same JSON (same
     bytes, same digest): the key keeps the order and the type of every value
-    (``1 == True`` in Python, not in JSON).
+    (``1 == True`` in Python, not in JSON). Equal dicts get the very same key
+    object while it is remembered, so the tables it is looked up in (digests,
+    echoes, failure copies) match it by identity, not item by item.
     """
     if type(args) is not dict:
         return None
     items = tuple(args.items())
     types = tuple(map(type, args.values()))
     try:
-        seen = _FLAT_SEEN.get(items)
+        known = _FLAT_SEEN.get(items)
     except TypeError:  # an unhashable value: not flat
         return None
-    if seen != types:
-        if not _FLAT.issuperset(types):
-            return None
-        try:
-            names = "".join(args)
-        except TypeError:  # a name that is not a str
-            return None
-        if not names.isascii():
-            return None
-        if str in types and not "".join(v for v in args.values() if type(v) is str).isascii():
-            return None
-        if len(_FLAT_SEEN) >= _MEMO_MAX:
-            _FLAT_SEEN.clear()
-        _FLAT_SEEN[items] = types
-    return (items, types)
+    if known is not None and known[1] == types:
+        return known
+    if not _FLAT.issuperset(types):
+        return None
+    try:
+        names = "".join(args)
+    except TypeError:  # a name that is not a str
+        return None
+    if not names.isascii():
+        return None
+    if str in types and not "".join(v for v in args.values() if type(v) is str).isascii():
+        return None
+    if len(_FLAT_SEEN) >= _MEMO_MAX:
+        _FLAT_SEEN.clear()
+    key = _FLAT_SEEN[items] = (items, types)
+    return key
 
 
 def cached_args_digest(args: Mapping[str, Any], memo_key: tuple[Any, ...] | None = None) -> str:

@@ -139,14 +139,16 @@ class Recorder:
             self._last_ns = ns
             # The division alone is the rounded time below ROUND_FREE_NS (48 days):
             # round() converts to decimal and back, for every event of a fleet.
-            self._last_at = ns / NS_PER_S if ns < ROUND_FREE_NS else round(ns / NS_PER_S, 9)
+            at = self._last_at = ns / NS_PER_S if ns < ROUND_FREE_NS else round(ns / NS_PER_S, 9)
+        else:
+            at = self._last_at
         seq = self._seq
         self._seq = seq + 1
         if self._refreeze:  # keep it in memory: the usual case, inlined
             # make_event(), inlined: plain stores, then the frozen class (see UnfrozenEvent).
             filled: Any = _new(UnfrozenEvent)
             filled.seq = seq
-            filled.at = self._last_at
+            filled.at = at
             filled.kind = kind
             filled.agent = agent
             filled.task = task
@@ -162,7 +164,7 @@ class Recorder:
         if self._plain:  # the same, where events are built through their slots' setters
             event: TraceEvent = _new(TraceEvent)
             _set_seq(event, seq)
-            _set_at(event, self._last_at)
+            _set_at(event, at)
             _set_kind(event, kind)
             _set_agent(event, agent)
             _set_task(event, task)
@@ -177,10 +179,10 @@ class Recorder:
         if not self._keep:
             self.tally.add(kind, data)
             if self._router is not None:
-                self._router.add(seq, self._last_at, kind, agent, task, call, op, tool, data)
+                self._router.add(seq, at, kind, agent, task, call, op, tool, data)
             if self._sink is None:
                 return
-        made = _make_event(seq, self._last_at, kind, agent, task, call, op, tool, data)
+        made = _make_event(seq, at, kind, agent, task, call, op, tool, data)
         if self._keep:
             self._keep_event(made)
         if self._sink is not None:

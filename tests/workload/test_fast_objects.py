@@ -84,6 +84,7 @@ def test_the_fields_filled_by_hand_are_the_classes_fields() -> None:
         "fixes",
         "call",
         "pending",
+        "args_digest",
     ]
     assert [field.name for field in dataclasses.fields(CallMeta)] == [
         "agent",
