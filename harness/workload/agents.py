@@ -189,6 +189,7 @@ class Fleet:
         state.fixes = 0
         state.call = ""
         state.pending = None
+        state.counts = {}
         while True:
             ctx, meta = self._begin(state)
             if self.is_async:
@@ -259,6 +260,7 @@ class Fleet:
         meta.rng = state.rng
         meta.layer = "controller"
         meta.raised = None
+        meta.counts = state.counts
         return ctx, meta
 
     def _decided(self, state: Operation, outcome: tuple[Outcome, dict[str, Any]]) -> None:

@@ -27,7 +27,7 @@ hand-back.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -62,6 +62,8 @@ class Operation:
     """The call id of the invocation in progress."""
     pending: tuple[Outcome, Next] | None = None
     """A move the seat drew but could not make inside the run, and the outcome it answers."""
+    counts: dict[str, list[int]] = field(default_factory=dict)
+    """The attempts so far at each service (``CallMeta.counts``: freed with the operation)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
