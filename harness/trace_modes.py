@@ -24,7 +24,7 @@ __all__ = [
 
 LARGE_RUN_CALLS = 500_000
 """Above this many logical calls (agents x tasks x calls), a run records in parts mode."""
-CALLS_PER_PART = 50_000
+CALLS_PER_PART = 25_000
 """Logical calls per part of a run recorded in parts (a part is judged in memory at once)."""
 MAX_PARTS = 512
 

@@ -285,38 +285,46 @@ class _Parts:
         self.contract = contract
         self.shards = shards
         self.found = Found(shards.limit)
-        self.first: dict[tuple[str | None, int], tuple[int, int | None]] = {}
+        # Per tool and instant (ns), the first retry's seq and agent packed in one int
+        # (_pack): one small entry per retry of a run, not two tuples and their keys.
+        self.first: dict[str | None, dict[int, int]] = {}
         self.others: dict[tuple[str | None, int], set[int | None]] = {}
 
     def add(self, events: Sequence[TraceEvent], *, shared: bool = True) -> None:
         violations, instants = _waits(index_of(events), self.contract)
         self.found.extend(v for v in violations if shared or v.agent is not None)
-        first, others = self.first, self.others
+        firsts, others = self.first, self.others
         for where, retries in instants.items():
+            first = firsts.get(where[0])
+            if first is None:
+                first = firsts[where[0]] = {}
+            instant = where[1]
             for retry in retries:
                 agent = retry.request.agent
                 if agent is None and not shared:
                     continue
-                seen = first.get(where)
-                if seen is None:
-                    first[where] = (retry.request.seq, agent)
+                packed = first.get(instant)
+                if packed is None:
+                    first[instant] = _pack(retry.request.seq, agent)
                     continue
-                if agent != seen[1]:
+                seen_seq, seen_agent = _unpack(packed)
+                if agent != seen_agent:
                     others.setdefault(where, set()).add(agent)
-                if retry.request.seq < seen[0]:
-                    first[where] = (retry.request.seq, agent)
-                    if seen[1] != agent:
-                        others[where].add(seen[1])
+                if retry.request.seq < seen_seq:
+                    first[instant] = _pack(retry.request.seq, agent)
+                    if seen_agent != agent:
+                        others[where].add(seen_agent)
 
     def finish(self) -> list[Violation]:
+        firsts = {where: _unpack(self.first[where[0]][where[1]]) for where in self.others}
         lockstep = [
-            (self.shards.part(self.first[where][1]), where, len(more | {self.first[where][1]}))
+            (self.shards.part(firsts[where][1]), where, len(more | {firsts[where][1]}))
             for where, more in self.others.items()
         ]
         for _, where, agents in sorted(lockstep, key=lambda item: item[0]):
             if agents < LOCKSTEP_AGENTS:
                 continue
-            seq, agent = self.first[where]
+            seq, agent = firsts[where]
             index = index_of(self.shards.events_of(agent))
             self.found.append(_lockstep(where[0], where[1], agents, index.by_request[seq], index))
         return self.found.listed()
@@ -324,6 +332,21 @@ class _Parts:
     @property
     def total(self) -> int:
         return self.found.total
+
+
+_AGENT_BITS = 40
+"""Bits of a packed first retry that hold its agent (plus one; 0: no agent)."""
+
+
+def _pack(seq: int, agent: int | None) -> int:
+    """A retry's ``seq`` and agent as one int (agents are workload indices, far below 2**40)."""
+    return seq << _AGENT_BITS | (0 if agent is None else agent + 1)
+
+
+def _unpack(packed: int) -> tuple[int, int | None]:
+    """What :func:`_pack` packed: ``(seq, agent)``."""
+    agent = packed & ((1 << _AGENT_BITS) - 1)
+    return packed >> _AGENT_BITS, None if agent == 0 else agent - 1
 
 
 INVARIANT = BackoffBoundedAndJittered()

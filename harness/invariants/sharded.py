@@ -169,6 +169,8 @@ def judge_in_parts(
         exercise.add(events, shared=first)
         if progress is not None:
             progress(k + 1, writer.shards)
+        # Else this name still holds the part while the next one is read in: two at the peak.
+        del events
     violations: list[Violation] = []
     counts: dict[str, int] = {}
     for invariant, judge in zip(invariants, judges, strict=True):

@@ -233,6 +233,7 @@ class Fleet:
         state.call = ""
         state.pending = None
         state.args_digest = None if workload.secrets else self._args_digests[j]
+        state.counts = {}
         return state
 
     def _begin(self, state: Operation) -> tuple[Ctx, CallMeta]:
@@ -273,6 +274,7 @@ class Fleet:
         meta.rng = state.rng
         meta.layer = "controller"
         meta.raised = None
+        meta.counts = state.counts
         return ctx, meta
 
     def _decided(self, state: Operation, outcome: tuple[Outcome, dict[str, Any]]) -> None:

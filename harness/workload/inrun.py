@@ -27,7 +27,7 @@ hand-back.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -64,6 +64,8 @@ class Operation:
     """A move the seat drew but could not make inside the run, and the outcome it answers."""
     args_digest: str | None = None
     """The digest of ``args``, when known without digesting them (see ``Fleet._operation``)."""
+    counts: dict[str, list[int]] = field(default_factory=dict)
+    """The attempts so far at each service (``CallMeta.counts``: freed with the operation)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

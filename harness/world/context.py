@@ -34,6 +34,10 @@ class CallMeta:
     """The failures the direct transport raised to the controller in this invocation: the
     workload lets go of their frames once the controller's call has returned
     (:func:`~retrychaos.workload.frames.let_go`)."""
+    counts: dict[str, list[int]] | None = None
+    """The operation's attempts so far at each service, ``[tried, reached]`` by service name,
+    shared by the metas of all its invocations and layers: the counts live as long as the
+    operation is referenced, not as long as the run (None: the service keeps them by op id)."""
 
 
 CURRENT_CALL: ContextVar[CallMeta | None] = ContextVar("retrychaos_current_call", default=None)

@@ -236,11 +236,20 @@ class SimulatedService:
         key = digest(raw_key) if raw_key is not None else None
         args_d = cached_args_digest(args, args_key)
         op = who[3]
-        n = self._attempts.get(op, 0) + 1
         # Fault plans count every attempt the client made, reached or not, so
         # that "attempts: [1]" with a connect fault fails the first try only.
-        tried = self._tried.get(op, 0) + 1
-        self._tried[op] = tried
+        counts = meta.counts if meta is not None else None
+        if counts is None:  # an attempt outside the workload's operations
+            pair = None
+            n = self._attempts.get(op, 0) + 1
+            tried = self._tried.get(op, 0) + 1
+            self._tried[op] = tried
+        else:  # kept by the operation: a fleet's millions of op ids are not held to the end
+            pair = counts.get(self._name)
+            if pair is None:
+                pair = counts[self._name] = [0, 0]
+            n = pair[1] + 1
+            tried = pair[0] = pair[0] + 1
         rule = select_compiled(self._server.rules, tried, start_ns / NS_PER_S, args, rng)
         layer = meta.layer if meta is not None else "controller"
         if rule is not None and rule.fault in NEVER_REACHES_SERVER:
@@ -260,7 +269,10 @@ class SimulatedService:
                 return self._schedule(connect, who, None, start_ns, timeout_s)
             self._respond(who, None, rule.fault.value, start_ns)
             return CONNECT_ERROR, None, None
-        self._attempts[op] = n
+        if pair is None:
+            self._attempts[op] = n
+        else:
+            pair[1] = n
         received: RequestData = {
             "reached": True,
             "n": n,

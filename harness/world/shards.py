@@ -37,7 +37,12 @@ if TYPE_CHECKING:
 __all__ = ["ShardWriter"]
 
 BATCH = 4096
-"""Events of one shard gathered in memory before they are written out."""
+"""Events of one shard gathered in memory before they are written out (at most)."""
+BUFFERED = 131_072
+"""Events held in all shards' buffers at most: with many shards each batch is smaller
+(a 100,000-agent storm has 80 parts: 4,096 events each would be 330,000 events in memory)."""
+MIN_BATCH = 512
+"""The smallest batch, however many shards: each write has a cost of its own."""
 _SIZE = struct.Struct("<Q")
 """Each batch is written after its size: reading a batch whole is much faster than
 letting marshal read a file piece by piece."""
@@ -49,7 +54,17 @@ _Row = tuple[int, float, str, int | None, _Id, _Id, _Id, _Id, Any]
 class ShardWriter:
     """Route events to on-disk shards by agent; read one shard back at a time."""
 
-    __slots__ = ("_buffers", "_dir", "_files", "_own_dir", "_paths", "_shared", "closed", "shards")
+    __slots__ = (
+        "_buffers",
+        "_dir",
+        "_files",
+        "_own_dir",
+        "_paths",
+        "_shared",
+        "batch",
+        "closed",
+        "shards",
+    )
 
     def __init__(self, shards: int, directory: Path | None = None) -> None:
         """Open ``shards`` shard files in ``directory`` (a new temporary one by default).
@@ -61,6 +76,8 @@ class ShardWriter:
             msg = f"Expected at least 1 shard but got {shards}"
             raise ValueError(msg)
         self.shards = shards
+        self.batch = max(MIN_BATCH, min(BATCH, BUFFERED // shards))
+        """Events of one shard buffered before they are written out."""
         self._own_dir = directory is None
         if directory is None:
             directory = Path(tempfile.mkdtemp(prefix="retrychaos-shards-"))
@@ -91,7 +108,7 @@ class ShardWriter:
         k = agent % self.shards
         buffer = self._buffers[k]
         buffer.append(row)
-        if len(buffer) >= BATCH:
+        if len(buffer) >= self.batch:
             self._write(k)
 
     def _write(self, k: int) -> None:

@@ -146,8 +146,8 @@ class Tool:
                 op=meta.op,
                 rng=meta.rng,
                 layer=layer,
+                counts=meta.counts,
             )
-        # The workload has set it already for the controller's own attempts.
         token = CURRENT_CALL.set(meta) if CURRENT_CALL.get() is not meta else None
         try:
             if self._transport == "http":

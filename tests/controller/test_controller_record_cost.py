@@ -43,7 +43,7 @@ _VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(_VALUES)
 def test_canonical_json_is_the_stdlib_encoders_text(value: Any) -> None:
     """Sorted keys, no spaces, UTF-8 text, NaN and infinities as the stdlib writes them."""

@@ -36,7 +36,7 @@ _PLAIN_VALUE = st.one_of(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.dictionaries(_ANY_KEY, _ANY_VALUE, max_size=8))
 def test_a_record_called_plain_round_trips_unchanged_and_holds_no_prefix(
     record: dict[Any, Any],
@@ -51,7 +51,7 @@ def test_a_record_called_plain_round_trips_unchanged_and_holds_no_prefix(
     assert list(back.items()) == [(key, record[key]) for key in sorted(record)]
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.dictionaries(_ASCII, _PLAIN_VALUE, max_size=20))
 def test_every_flat_record_of_plain_values_is_plain(record: dict[str, Any]) -> None:
     """ASCII text without prefixes, booleans, None, 64-bit ints and finite floats take the shortcut."""

@@ -39,7 +39,7 @@ def _round_trip(record: dict[str, Any]) -> dict[str, Any]:
     return json.loads(redact(json.dumps(record, sort_keys=True, default=str)))
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.dictionaries(_KEYS, _VALUES, max_size=10))
 def test_the_stored_record_is_the_redacted_round_trip(record: dict[str, Any]) -> None:
     """Keys sorted, values as JSON gives them back, canaries masked, missing fields named."""

@@ -57,9 +57,18 @@ def test_a_call_meta_filled_by_hand_equals_the_constructed_one() -> None:
     assert [meta.call for meta in instance.metas] == ["a0-t0-c0-i1", "a0-t1-c0-i1"]
     for meta in instance.metas:
         assert type(meta) is CallMeta
-        made = CallMeta(agent=meta.agent, task=meta.task, call=meta.call, op=meta.op, rng=meta.rng)
+        made = CallMeta(
+            agent=meta.agent,
+            task=meta.task,
+            call=meta.call,
+            op=meta.op,
+            rng=meta.rng,
+            counts=meta.counts,
+        )
         # The failure the retry caught was let go once the call returned.
         assert meta == made
+        # The operation's attempts at the read service, kept with it: [tried, reached].
+        assert meta.counts == {"read": [2, 2]}
 
 
 def test_the_fields_filled_by_hand_are_the_classes_fields() -> None:
@@ -85,6 +94,7 @@ def test_the_fields_filled_by_hand_are_the_classes_fields() -> None:
         "call",
         "pending",
         "args_digest",
+        "counts",
     ]
     assert [field.name for field in dataclasses.fields(CallMeta)] == [
         "agent",
@@ -94,6 +104,7 @@ def test_the_fields_filled_by_hand_are_the_classes_fields() -> None:
         "rng",
         "layer",
         "raised",
+        "counts",
     ]
     assert [field.name for field in dataclasses.fields(Plan)] == [
         "reply",

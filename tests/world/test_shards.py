@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrychaos.world.shards import BATCH, ShardWriter
+from retrychaos.world.shards import BATCH, BUFFERED, MIN_BATCH, ShardWriter
 from retrychaos.world.trace import TraceEvent
 
 
@@ -36,6 +36,27 @@ def test_many_batches_come_back_whole(tmp_path):
     seen = [e.seq for k in range(3) for e in writer.events(k)]
     assert sorted(seen) == list(range(total))
     assert all(e.data["n"] == e.seq for e in writer.events(2))
+
+
+def test_many_parts_buffer_a_bounded_number_of_events_in_all(tmp_path):
+    """With many parts each batch is smaller; what goes in still comes back, in order."""
+    for name in ("few", "many", "most"):
+        (tmp_path / name).mkdir()
+    few, most = ShardWriter(3, tmp_path / "few"), ShardWriter(512, tmp_path / "most")
+    assert (few.batch, most.batch) == (BATCH, MIN_BATCH)
+    few.remove()
+    most.remove()
+    writer = ShardWriter(80, tmp_path / "many")
+    assert MIN_BATCH <= writer.batch < BATCH
+    assert writer.batch * 80 <= BUFFERED
+    total = 80 * writer.batch + 5
+    for seq in range(total):  # every part's buffer fills and is written once
+        writer.add(*row(seq, seq % 80, {"n": seq}))
+        assert sum(map(len, writer._buffers)) <= BUFFERED
+    seen = [e.seq for k in range(80) for e in writer.events(k)]
+    assert sorted(seen) == list(range(total))
+    assert [e.seq for e in writer.events(0)] == list(range(0, total, 80))
+    writer.remove()
 
 
 def test_data_marshal_refuses_is_stored_as_its_json_form(tmp_path):
