@@ -19,7 +19,7 @@ from .digests import digest
 from .faults import compile_rules
 from .idempotency import IdempotencyStore, StoredResult
 from .ratelimit import TokenBucket
-from .responses import ReadOk
+from .responses import ReadOk, flat_read
 from .spec import FaultType
 
 if TYPE_CHECKING:
@@ -222,12 +222,10 @@ class Server:
     def _read(self, args: Mapping[str, Any], args_key: tuple[Any, ...] | None) -> ReadOk:
         """Step 6 of a read: its answer (the tool's next read id, the echo of its arguments)."""
         self._read_count += 1
-        return ReadOk(
-            result_id=f"{self._name}-read-{self._read_count}",
-            tool=self._name,
-            args=args,
-            args_key=args_key,
-        )
+        result_id = f"{self._name}-read-{self._read_count}"
+        if args_key is not None:  # flat arguments: the same ReadOk, built slot by slot
+            return flat_read(result_id, self._name, args, args_key)
+        return ReadOk(result_id=result_id, tool=self._name, args=args)
 
     def _jittered_ns(self, rng: random.Random) -> int:
         """One attempt's latency at a tool with jitter (without, it is ``self._latency``)."""

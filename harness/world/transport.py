@@ -82,10 +82,10 @@ async def attempt_direct(
         args,
         idempotency_key or None,
         meta,
-        method=service.method,
-        path=service.path,
-        timeout_s=timeout_s,
-        args_key=memo_key,
+        service.method,
+        service.path,
+        timeout_s,
+        memo_key,
     )
     if isinstance(pending, Pending):
         waiter = pending.waiter
