@@ -334,13 +334,21 @@ class SimulatedService:
             self._respond(who, n, "reset_after_commit", start_ns)
             return READ_ERROR, None, None
         reply = plan.reply
-        retry_after = None
-        if reply.retry_after is not None:
+        if reply.retry_after is not None:  # the header, rendered at the moment it is sent
             retry_after = responses.render_retry_after(reply.retry_after, wall=self._clock.wall())
-        self._respond(
-            who, n, reply.outcome, start_ns, reply.status, retry_after, reply.code, reply.field
+            self._respond(
+                who, n, reply.outcome, start_ns, reply.status, retry_after, reply.code, reply.field
+            )
+            return ANSWERED, reply, retry_after
+        # _respond(), inline (the same data): every other answer, most attempts of a fleet.
+        data: ResponseData = _RESPONDED.copy()
+        data["n"], data["outcome"], data["status"] = n, reply.outcome, reply.status
+        data["code"], data["field"] = reply.code, reply.field
+        data["started"] = (
+            start_ns / NS_PER_S if start_ns < ROUND_FREE_NS else round(start_ns / NS_PER_S, 9)
         )
-        return ANSWERED, reply, retry_after
+        self._recorder.record("response", who[0], who[1], who[2], who[3], self._name, data)
+        return ANSWERED, reply, None
 
     def _respond(  # noqa: PLR0917 (positional: one call per attempt)
         self,
@@ -361,10 +369,7 @@ class SimulatedService:
             data["retry_after"] = retry_after
             at = responses.retry_after_at(retry_after, now_ns=clock.now_ns(), epoch=clock.epoch)
             data["retry_after_at"] = at
-        if code is not None:
-            data["code"] = code
-        if field is not None:
-            data["field"] = field
+        data["code"], data["field"] = code, field
         data["started"] = (
             started_ns / NS_PER_S if started_ns < ROUND_FREE_NS else round(started_ns / NS_PER_S, 9)
         )
