@@ -11,7 +11,9 @@ look-up instead of three, and without the tool's URL (a property that
 builds it on every read): the models are found by the tool spec's identity,
 the arguments' flat key, the key and the reply (status, body, content type,
 ``Retry-After``). The copies are the same objects the three methods give
-(``tests/world/test_failure_copies.py``).
+(``tests/world/test_failure_copies.py``). A failure like the last one (the
+same reply object, family, spec, flat key, key and ``Retry-After``: an
+outage's run of 503s) skips even that look-up.
 """
 
 from __future__ import annotations
