@@ -296,3 +296,25 @@ def _flat_echo(args: Mapping[str, Any], args_key: tuple[Any, ...]) -> dict[str, 
             _ECHOES.clear()
         found = _ECHOES[args_key] = echo(args)
     return dict(found)
+
+
+_new = object.__new__
+_VALUE = {"ok": True, "id": "", "tool": "", "echo": None}  # ReadOk.value's keys, in order
+
+
+def flat_read(
+    result_id: str, tool: str, args: Mapping[str, Any], args_key: tuple[Any, ...]
+) -> ReadOk:
+    """``ReadOk(result_id=, tool=, args=, args_key=)`` for flat arguments, filled slot by slot.
+
+    The same object, without the keyword call; its value a copy of a template stored
+    into (the keys in the display's order). Every answered read of a fleet.
+    """
+    read: ReadOk = _new(ReadOk)
+    read._result_id, read._tool, read._args = result_id, tool, args  # noqa: SLF001 (its own)
+    value = _VALUE.copy()
+    found = _ECHOES.get(args_key)  # _flat_echo(), its usual case inline
+    echoed = dict(found) if found is not None else _flat_echo(args, args_key)
+    value["id"], value["tool"], value["echo"] = result_id, tool, echoed
+    read.value = value
+    return read

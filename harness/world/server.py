@@ -19,7 +19,7 @@ from .digests import digest
 from .faults import compile_rules
 from .idempotency import IdempotencyStore, StoredResult
 from .ratelimit import TokenBucket
-from .responses import ReadOk
+from .responses import ReadOk, flat_read
 from .spec import FaultType
 
 if TYPE_CHECKING:
@@ -124,14 +124,23 @@ class Server:
         """
         latency_ns = self._jittered_ns(rng) if self._jitter else self._latency
         if rule is None:
-            # Plan(self._read(args, args_key), latency_ns), its fields stored here:
-            # every answered read of a fleet.
+            # Plan(self._read(args, args_key), latency_ns), its fields stored here and
+            # _read() inline: every answered read of a fleet.
             plan: Plan = _new(Plan)
-            plan.reply = self._read(args, args_key)
+            self._read_count += 1
+            result_id = f"{self._name}-read-{self._read_count}"
+            if args_key is not None:
+                plan.reply = flat_read(result_id, self._name, args, args_key)
+            else:
+                plan.reply = ReadOk(result_id=result_id, tool=self._name, args=args)
             plan.delay_ns = latency_ns
             plan.lost = None
             plan.committed = False
             return plan
+        # _before_commit()'s look-up, inline: every 503 of an outage finds its plan here.
+        cached = self._plans.get(id(rule))
+        if cached is not None and cached[0] is rule and cached[1].delay_ns == latency_ns:
+            return cached[1]
         return self._before_commit(rule, latency_ns)
 
     def plan(self, rule: FaultRule | None, attempt: Received, rng: random.Random) -> Plan:
@@ -222,12 +231,10 @@ class Server:
     def _read(self, args: Mapping[str, Any], args_key: tuple[Any, ...] | None) -> ReadOk:
         """Step 6 of a read: its answer (the tool's next read id, the echo of its arguments)."""
         self._read_count += 1
-        return ReadOk(
-            result_id=f"{self._name}-read-{self._read_count}",
-            tool=self._name,
-            args=args,
-            args_key=args_key,
-        )
+        result_id = f"{self._name}-read-{self._read_count}"
+        if args_key is not None:  # flat arguments: the same ReadOk, built slot by slot
+            return flat_read(result_id, self._name, args, args_key)
+        return ReadOk(result_id=result_id, tool=self._name, args=args)
 
     def _jittered_ns(self, rng: random.Random) -> int:
         """One attempt's latency at a tool with jitter (without, it is ``self._latency``)."""

@@ -115,10 +115,10 @@ class Tool:
                     self._services,
                     self.spec,
                     args,
-                    idempotency_key=idempotency_key,
-                    meta=meta,
-                    timeout_s=self._contract.attempt_timeout_s,
-                    family=self._family,
+                    idempotency_key,
+                    meta,
+                    self._contract.attempt_timeout_s,
+                    self._family,
                 )
             return await self._once(args, idempotency_key, self._layer)
         attempt = 1

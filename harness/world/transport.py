@@ -51,17 +51,17 @@ if TYPE_CHECKING:
 _headers = headers_for
 
 
-async def attempt_direct(
+async def attempt_direct(  # noqa: PLR0917 (positional from the tool: every attempt)
     services: Services,
     spec: ToolSpec,
     args: Mapping[str, Any],
-    *,
     idempotency_key: str | None,
     meta: CallMeta | None,
     timeout_s: float,
     family: Family = HTTPX,
 ) -> Any:
     """Make one attempt in-process: the result, or what ``family``'s client would raise."""
+    # The tool passes its arguments by position: no keywords to match on every attempt.
     service = services.direct.get(spec.name)
     memo_key = flat_key(args)
     if (
@@ -82,10 +82,10 @@ async def attempt_direct(
         args,
         idempotency_key or None,
         meta,
-        method=service.method,
-        path=service.path,
-        timeout_s=timeout_s,
-        args_key=memo_key,
+        service.method,
+        service.path,
+        timeout_s,
+        memo_key,
     )
     if isinstance(pending, Pending):
         waiter = pending.waiter
