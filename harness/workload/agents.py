@@ -214,9 +214,8 @@ class Fleet:
         args = dict(call.args)
         if workload.secrets:
             args["api_token"] = plant_secret(rng.getrandbits(128))
-        # Operation(agent=..., model=...), its slots filled here: one per operation, and
-        # a keyword call of fourteen fields costs more than the stores
-        # (tests/workload/test_fast_objects.py holds the two equal).
+        # Operation(agent=..., model=...), its slots filled here: one per operation, a keyword
+        # call of sixteen fields costs more (tests/workload/test_fast_objects.py: the same).
         state: Operation = _new(Operation)
         state.agent = agent
         state.task = task
