@@ -15,6 +15,8 @@ import json
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
+import httpx
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -111,3 +113,12 @@ def request_args(body: bytes, query: bytes | str = b"") -> dict[str, Any]:
         except ValueError:
             args[name] = raw
     return args
+
+
+def json_args(request: httpx.Request) -> dict[str, Any]:
+    """The arguments an httpx request carries (see :func:`request_args`; none if unread)."""
+    try:
+        body = request.content
+    except httpx.RequestNotRead:
+        return {}
+    return request_args(body, request.url.query)

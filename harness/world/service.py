@@ -48,7 +48,7 @@ import httpx
 from . import responses
 from .answer import ANSWERED, CONNECT_ERROR, CONNECT_TIMEOUT, READ_ERROR, READ_TIMEOUT, to_response
 from .clock import NS_PER_S, ROUND_FREE_NS
-from .digests import cached_args_digest, digest, request_args
+from .digests import cached_args_digest, digest, json_args
 from .faults import select_compiled
 from .loop import VirtualEventLoop
 from .server import NOBODY, PRE_COMMIT, Plan, Received, Server, Who, to_ns
@@ -171,7 +171,7 @@ class SimulatedService:
             httpx.ReadError: reset_after_commit fault.
         """
         answer = await self.serve(
-            _json_args(request),
+            json_args(request),
             request.headers.get(IDEMPOTENCY_HEADER) or None,
             meta,
             method=request.method,
@@ -235,8 +235,7 @@ class SimulatedService:
         key = digest(raw_key) if raw_key is not None else None
         args_d = cached_args_digest(args, args_key)
         op = who[3]
-        # Fault plans count every attempt the client made, reached or not, so
-        # that "attempts: [1]" with a connect fault fails the first try only.
+        # Fault plans count every attempt made, reached or not ("attempts: [1]": the first).
         counts = meta.counts if meta is not None else None
         if counts is None:  # an attempt outside the workload's operations
             pair = None
@@ -250,8 +249,7 @@ class SimulatedService:
             n = pair[1] + 1
             tried = pair[0] = pair[0] + 1
         rule = select_compiled(self._server.rules, tried, start_ns / NS_PER_S, args, rng)
-        # A copy of the template stored into: the keys of RequestData in its order, fewer
-        # steps than a display of seven.
+        # A copy of the template stored into (RequestData's keys in order): fewer steps.
         received: RequestData = _RECEIVED.copy()
         received["key"], received["args"] = key, args_d
         received["layer"] = meta.layer if meta is not None else "controller"
@@ -388,18 +386,8 @@ class SimulatedService:
         self._recorder.record("response", who[0], who[1], who[2], who[3], self._name, data)
 
 
-def _json_args(request: httpx.Request) -> dict[str, Any]:
-    """The request's arguments (see :func:`request_args`)."""
-    try:
-        body = request.content
-    except httpx.RequestNotRead:
-        return {}
-    return request_args(body, request.url.query)
-
-
 _new = object.__new__
-# The event data's templates (see begin() and _respond()): their keys in the order of
-# RequestData's and ResponseData's fields, as the displays they replace gave them.
+# The event data's templates (begin(), _respond()): keys in their TypedDicts' order.
 _RECEIVED = cast("RequestData", dict.fromkeys(("reached", "n", "key", "args", "layer")))
 _RECEIVED["reached"], _RECEIVED["method"], _RECEIVED["path"] = True, "", ""
 _FIELDS = ("n", "outcome", "status", "retry_after", "retry_after_at", "code", "field", "started")
