@@ -116,9 +116,15 @@ class CircuitBreaker:
         state = self._state
         if state is not BreakerState.OPEN:  # only an open breaker moves by being looked at
             return state
-        with self._lock:
+        if now is not None and now < self._opened_at + self.config.cooldown_s:
+            return state  # still cooling down at `now`: nothing to move, no lock to take
+        lock = self._lock  # acquire and release: see `controller.budget`
+        lock.acquire()
+        try:
             transitions = self._refresh_locked(now)
             state = self._state
+        finally:
+            lock.release()
         if transitions:  # most steps move nothing: no call to make
             self._emit(transitions)
         return state
@@ -129,7 +135,24 @@ class CircuitBreaker:
         `now` is the caller's reading of the clock, when it has just taken one
         (only an open breaker needs it, to see whether its cool-down is over).
         """
-        with self._lock:
+        # The two common answers need no lock. A closed breaker's permit of the
+        # current generation: `_permit` is only ever set to a closed
+        # generation's permit, and a generation has one state, so a match read
+        # now says the breaker is closed now. An open breaker still cooling down
+        # at `now` refuses: looking at it moves nothing. Each is what the locked
+        # path gives at the moment of the reads.
+        closed = self._permit
+        if closed.generation == self._generation:
+            return closed
+        if (
+            now is not None
+            and self._state is BreakerState.OPEN
+            and now < self._opened_at + self.config.cooldown_s
+        ):
+            return None
+        lock = self._lock
+        lock.acquire()
+        try:
             transitions = self._refresh_locked(now)
             permit: Permit | None = None
             if self._state is BreakerState.CLOSED:
@@ -142,13 +165,21 @@ class CircuitBreaker:
             ):
                 self._probes += 1
                 permit = Permit(probe=True, generation=self._generation)
+        finally:
+            lock.release()
         if transitions:  # most steps move nothing: no call to make
             self._emit(transitions)
         return permit
 
     def record_success(self, permit: Permit) -> None:
         """The service answered (success or a definite, non-transient error)."""
-        with self._lock:
+        if not permit.probe and not self._failures:
+            # Nothing to clear and no state to move: what the locked path does
+            # at the moment of the read, without the lock.
+            return
+        lock = self._lock
+        lock.acquire()
+        try:
             transitions: list[BreakerTransition] = []
             # A permit of the current generation was issued in the current state:
             # a probe's breaker is half-open, any other permit's is closed.
@@ -156,6 +187,8 @@ class CircuitBreaker:
                 self._failures.clear()
                 if permit.probe:
                     transitions.append(self._move_locked(BreakerState.CLOSED, "probe succeeded"))
+        finally:
+            lock.release()
         if transitions:  # most steps move nothing: no call to make
             self._emit(transitions)
 
