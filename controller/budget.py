@@ -85,6 +85,19 @@ class TaskBudget:
     while holding its lock, so it is also safe for many coroutines.
     """
 
+    # Slots: one budget is made per task, and its fields are read on every admission.
+    __slots__ = (
+        "_clock",
+        "_explicit_deadline",
+        "_lock",
+        "_not_before",
+        "_operation_attempts",
+        "_policy",
+        "_started_at",
+        "_task_attempts",
+        "_tool_attempts",
+    )
+
     def __init__(
         self, *, policy: RetryPolicy, clock: TimeSource, deadline: float | None = None
     ) -> None:
@@ -193,7 +206,12 @@ class TaskBudget:
         return self._operation_attempts.get((tool, operation), 0)
 
     def _refusal_locked(self, tool: str, operation: str | None, now: float) -> BudgetRefusal | None:
-        deadline = self._deadline_locked(now)
+        # `_deadline_locked` and `_operation_locked` inlined: every admission
+        # asks twice (the look and the charge).
+        deadline = self._explicit_deadline
+        if deadline is None:
+            start = now if self._started_at is None else self._started_at
+            deadline = start + self._policy.max_elapsed_s
         used = self._tool_attempts.get(tool, 0)
         if now >= deadline:
             return BudgetRefusal(
@@ -216,7 +234,7 @@ class TaskBudget:
                     f"attempts on {tool!r}"
                 ),
             )
-        per_call = self._operation_locked(tool, operation)
+        per_call = 0 if operation is None else self._operation_attempts.get((tool, operation), 0)
         if per_call >= self._policy.max_attempts_per_call:
             return BudgetRefusal(
                 verdict=Verdict.BUDGET_EXHAUSTED,

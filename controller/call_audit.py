@@ -92,7 +92,7 @@ class CallAudit:
         "_started",
         "breaker",
     )
-    _emit: Callable[[dict[str, Any]], None]
+    _emit: Callable[[dict[str, Any]], object]
     _ctx: CallContextLike
     breaker: CircuitBreaker
     _side_effect: bool

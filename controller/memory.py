@@ -185,6 +185,10 @@ class MemoryBook:
 
     def forget(self, task_id: str) -> None:
         """Drop the memory of a finished task."""
+        if task_id not in self._tasks:
+            # Most tasks leave no memory. One atomic look (see `succeeded`): a
+            # memory made by another thread after it is one made after the forget.
+            return
         lock = self._lock
         lock.acquire()
         try:
