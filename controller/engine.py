@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .breaker import BreakerState, Permit
 from .budget import add_prepaid_credit, enter_paid_attempt, leave_paid_attempt
 from .call_audit import CallAudit
 from .decision import (
@@ -29,12 +28,14 @@ from .errors import BudgetExhausted, IdempotencyConflict
 from .idempotency import fingerprint, key_digest
 from .kinds import TEXT, FailureKind, Verdict, semantics_of
 from .ledger import LedgerStatus
+from .members import BREAKER_OPEN, CIRCUIT_OPEN, KIND_UNKNOWN, MANUAL_CHECK, OK, STOP
 from .memory import StandingDecision, operation_of
 from .steps import DONE, Done, open_message
 
 if TYPE_CHECKING:
     import contextvars
 
+    from .breaker import Permit
     from .budget import TaskBudget
     from .classify import Failure
     from .context import CallContextLike
@@ -126,14 +127,14 @@ class CallRun(CallAudit):
             entry = self._core.ledger.begin(key, self._fingerprint, at=self._core.clock.wall())
         except IdempotencyConflict as conflict:
             self._core.metrics.record_conflict()
-            return self._finish(Verdict.STOP, str(conflict), None, conflict=True)
+            return self._finish(STOP, str(conflict), None, conflict=True)
         if entry is None:
             self._fresh_claim = True
             return None
         if entry.status is LedgerStatus.DONE:
             now = self._core.clock.now()
-            self._decision_record(self.attempt, Verdict.OK, "ok", None, None, now, replayed=True)
-            self._core.metrics.record_call(self._ctx.task_id, Verdict.OK, 0, replayed=True)
+            self._decision_record(self.attempt, OK, "ok", None, None, now, replayed=True)
+            self._core.metrics.record_call(self._ctx.task_id, OK, 0, replayed=True)
             self.value = entry.result()
             return DONE
         return None
@@ -177,7 +178,7 @@ class CallRun(CallAudit):
             return wait
         permit = self.breaker.admit(now=now)
         if permit is None:
-            return self._finish(Verdict.CIRCUIT_OPEN, open_message(self.tool), None, now=now)
+            return self._finish(CIRCUIT_OPEN, open_message(self.tool), None, now=now)
         refusal = self.budget.charge(self.tool, self.operation, now=now)
         if refusal is not None:
             self.breaker.release(permit)
@@ -212,8 +213,8 @@ class CallRun(CallAudit):
         now = self._core.clock.now()  # the attempt's record and the decision's: one moment
         attempt = self.attempt
         self._attempt_record(attempt, None, "ok", None, "ok", now)
-        self._decision_record(attempt, Verdict.OK, "ok", None, None, now)
-        self._core.metrics.record_call(self._ctx.task_id, Verdict.OK, attempt)
+        self._decision_record(attempt, OK, "ok", None, None, now)
+        self._core.metrics.record_call(self._ctx.task_id, OK, attempt)
         return result
 
     def on_failure(self, error: BaseException) -> Retry | Done:
@@ -264,7 +265,7 @@ class CallRun(CallAudit):
             used = self.budget.operation_attempts(self.tool, self.operation)
             if (
                 not self.semantics.repeatable
-                or self.breaker.state is BreakerState.OPEN
+                or self.breaker.state is BREAKER_OPEN
                 or used >= self._core.policy.max_attempts_per_call
             ):
                 return False
@@ -290,7 +291,7 @@ class CallRun(CallAudit):
             return False
         self._gate_refused = None
         add_prepaid_credit(self.budget, self.tool)
-        if failure is not None and failure.kind is FailureKind.UNKNOWN:
+        if failure is not None and failure.kind is KIND_UNKNOWN:
             self._unknown_retries += 1
         now = self._core.clock.now()
         self._attempt_record(
@@ -329,7 +330,7 @@ class CallRun(CallAudit):
             now=self._core.clock.now(),
             jitter=jitter,
             unknown_retries_used=self._unknown_retries,
-            breaker_open=self.breaker.state is BreakerState.OPEN,
+            breaker_open=self.breaker.state is BREAKER_OPEN,
         )
 
     def _finish(
@@ -356,7 +357,7 @@ class CallRun(CallAudit):
             failure is not None
             or self._reached
             or self._last_end is not None
-            or verdict is Verdict.MANUAL_CHECK
+            or verdict is MANUAL_CHECK
         ):
             # Else nothing to leave: with no failure and nothing that reached
             # the server no decision stands (`standing`), and no attempt ended
