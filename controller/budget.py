@@ -342,6 +342,7 @@ class _AttemptScope(contextlib.AbstractContextManager[None]):
         _SCOPE.reset(self._token)
 
 
+_new = object.__new__
 _SCOPE: contextvars.ContextVar[_AttemptScope | None] = contextvars.ContextVar(
     "retrychaos_attempt_scope", default=None
 )
@@ -351,7 +352,12 @@ def enter_paid_attempt(
     budget: TaskBudget, tool: str, operation: str | None
 ) -> contextvars.Token[_AttemptScope | None]:
     """Make a new attempt scope current, as `paid_attempt` does; `leave_paid_attempt` ends it."""
-    return _SCOPE.set(_AttemptScope(budget, tool, operation))
+    scope = _new(_AttemptScope)  # its slots filled here: one per attempt
+    scope.budget = budget
+    scope.tool = tool
+    scope.operation = operation
+    scope.credits = 1  # the attempt's first request, charged by the controller
+    return _SCOPE.set(scope)
 
 
 def leave_paid_attempt(token: contextvars.Token[_AttemptScope | None]) -> None:
