@@ -95,6 +95,10 @@ class CallableAuditSink:
         """
         self._function = function
         self._copy = copy
+        # What takes a plain dict record as `emit` would hand it over: the
+        # function itself when nothing is copied (the controller's records are
+        # plain dicts, so its core sends them here, one call fewer a record).
+        self.takes_dict: Callable[[dict[str, Any]], object] = self.emit if copy else function
 
     def emit(self, record: Mapping[str, Any]) -> None:
         """Call the function with a copy of `record` (the record itself with `copy=False`)."""

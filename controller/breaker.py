@@ -43,6 +43,14 @@ class BreakerState(enum.StrEnum):
     HALF_OPEN = "half_open"
 
 
+# The members as module globals: `BreakerState.OPEN` is an attribute of a
+# class whose metaclass defines `__getattr__`, about 800 instructions a look
+# in this CPython, and every record asks the breaker's state.
+_CLOSED = BreakerState.CLOSED
+_OPEN = BreakerState.OPEN
+_HALF_OPEN = BreakerState.HALF_OPEN
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BreakerConfig:
     """When a breaker opens, how long it stays open and how many probes it admits."""
@@ -95,7 +103,7 @@ class CircuitBreaker:
         self.config = BreakerConfig() if config is None else config
         self._clock = clock
         self._on_transition = on_transition
-        self._state = BreakerState.CLOSED
+        self._state = _CLOSED
         self._generation = 0
         self._failures: deque[float] = deque()
         self._opened_at = 0.0
@@ -109,16 +117,22 @@ class CircuitBreaker:
     def state(self) -> BreakerState:
         """The current state (an open breaker past its cool-down reports half-open)."""
         state = self._state
-        return state if state is not BreakerState.OPEN else self.state_at(None)
+        return state if state is not _OPEN else self.state_at(None)
 
     def state_at(self, now: float | None) -> BreakerState:
         """`state`, with the caller's reading of the clock (None: the breaker reads it)."""
         state = self._state
-        if state is not BreakerState.OPEN:  # only an open breaker moves by being looked at
+        if state is not _OPEN:  # only an open breaker moves by being looked at
             return state
-        with self._lock:
+        if now is not None and now < self._opened_at + self.config.cooldown_s:
+            return state  # still cooling down at `now`: nothing to move, no lock to take
+        lock = self._lock  # acquire and release: see `controller.budget`
+        lock.acquire()
+        try:
             transitions = self._refresh_locked(now)
             state = self._state
+        finally:
+            lock.release()
         if transitions:  # most steps move nothing: no call to make
             self._emit(transitions)
         return state
@@ -129,33 +143,57 @@ class CircuitBreaker:
         `now` is the caller's reading of the clock, when it has just taken one
         (only an open breaker needs it, to see whether its cool-down is over).
         """
-        with self._lock:
+        # The two common answers need no lock. A closed breaker's permit of the
+        # current generation: `_permit` is only ever set to a closed
+        # generation's permit, and a generation has one state, so a match read
+        # now says the breaker is closed now. An open breaker still cooling down
+        # at `now` refuses: looking at it moves nothing. Each is what the locked
+        # path gives at the moment of the reads.
+        closed = self._permit
+        if closed.generation == self._generation:
+            return closed
+        if (
+            now is not None
+            and self._state is _OPEN
+            and now < self._opened_at + self.config.cooldown_s
+        ):
+            return None
+        lock = self._lock
+        lock.acquire()
+        try:
             transitions = self._refresh_locked(now)
             permit: Permit | None = None
-            if self._state is BreakerState.CLOSED:
+            if self._state is _CLOSED:
                 permit = self._permit
                 if permit.generation != self._generation:
                     permit = self._permit = Permit(probe=False, generation=self._generation)
-            elif (
-                self._state is BreakerState.HALF_OPEN
-                and self._probes < self.config.half_open_max_probes
-            ):
+            elif self._state is _HALF_OPEN and self._probes < self.config.half_open_max_probes:
                 self._probes += 1
                 permit = Permit(probe=True, generation=self._generation)
+        finally:
+            lock.release()
         if transitions:  # most steps move nothing: no call to make
             self._emit(transitions)
         return permit
 
     def record_success(self, permit: Permit) -> None:
         """The service answered (success or a definite, non-transient error)."""
-        with self._lock:
+        if not permit.probe and not self._failures:
+            # Nothing to clear and no state to move: what the locked path does
+            # at the moment of the read, without the lock.
+            return
+        lock = self._lock
+        lock.acquire()
+        try:
             transitions: list[BreakerTransition] = []
             # A permit of the current generation was issued in the current state:
             # a probe's breaker is half-open, any other permit's is closed.
             if permit.generation == self._generation:
                 self._failures.clear()
                 if permit.probe:
-                    transitions.append(self._move_locked(BreakerState.CLOSED, "probe succeeded"))
+                    transitions.append(self._move_locked(_CLOSED, "probe succeeded"))
+        finally:
+            lock.release()
         if transitions:  # most steps move nothing: no call to make
             self._emit(transitions)
 
@@ -192,16 +230,16 @@ class CircuitBreaker:
                 self._probes -= 1
 
     def _refresh_locked(self, now: float | None) -> list[BreakerTransition]:
-        if self._state is BreakerState.OPEN:
+        if self._state is _OPEN:
             if now is None:
                 now = self._clock.now()
             if now >= self._opened_at + self.config.cooldown_s:
-                return [self._move_locked(BreakerState.HALF_OPEN, "cool-down over")]
+                return [self._move_locked(_HALF_OPEN, "cool-down over")]
         return []
 
     def _open_locked(self, now: float, reason: str) -> BreakerTransition:
         self._opened_at = now
-        return self._move_locked(BreakerState.OPEN, reason)
+        return self._move_locked(_OPEN, reason)
 
     def _move_locked(self, new: BreakerState, reason: str) -> BreakerTransition:
         old = self._state

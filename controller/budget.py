@@ -71,6 +71,12 @@ class BudgetRefusal:
     message: str
 
 
+# On a call's path a lock is taken by `acquire()` and let go in a `finally`:
+# `with` looks up `__enter__` and `__exit__` and calls the latter with three
+# arguments, about twice the instructions of the pair, and a call takes
+# several locks (the same in `breaker`, `memory` and `metrics`).
+
+
 class TaskBudget:
     """Attempts and time of one task: at most N in total, M per tool, until the deadline.
 
@@ -78,6 +84,19 @@ class TaskBudget:
     first attempt's time plus `policy.max_elapsed_s`. Thread-safe; never awaits
     while holding its lock, so it is also safe for many coroutines.
     """
+
+    # Slots: one budget is made per task, and its fields are read on every admission.
+    __slots__ = (
+        "_clock",
+        "_explicit_deadline",
+        "_lock",
+        "_not_before",
+        "_operation_attempts",
+        "_policy",
+        "_started_at",
+        "_task_attempts",
+        "_tool_attempts",
+    )
 
     def __init__(
         self, *, policy: RetryPolicy, clock: TimeSource, deadline: float | None = None
@@ -147,8 +166,12 @@ class TaskBudget:
         whenever no other thread charges or holds in between (and then the
         later `charge` checks again under the lock).
         """
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             return self._refusal_locked(tool, operation, now), self._not_before.get(tool)
+        finally:
+            lock.release()
 
     def charge(
         self, tool: str, operation: str | None = None, *, now: float | None = None
@@ -159,7 +182,9 @@ class TaskBudget:
         of the clock, when it has just taken one (the controller reads it once
         per admission); the budget reads it otherwise.
         """
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             if now is None:
                 now = self._clock.now()
             refusal = self._refusal_locked(tool, operation, now)
@@ -172,6 +197,8 @@ class TaskBudget:
                     where = (tool, operation)
                     self._operation_attempts[where] = self._operation_attempts.get(where, 0) + 1
             return refusal
+        finally:
+            lock.release()
 
     def _operation_locked(self, tool: str, operation: str | None) -> int:
         if operation is None:
@@ -179,7 +206,12 @@ class TaskBudget:
         return self._operation_attempts.get((tool, operation), 0)
 
     def _refusal_locked(self, tool: str, operation: str | None, now: float) -> BudgetRefusal | None:
-        deadline = self._deadline_locked(now)
+        # `_deadline_locked` and `_operation_locked` inlined: every admission
+        # asks twice (the look and the charge).
+        deadline = self._explicit_deadline
+        if deadline is None:
+            start = now if self._started_at is None else self._started_at
+            deadline = start + self._policy.max_elapsed_s
         used = self._tool_attempts.get(tool, 0)
         if now >= deadline:
             return BudgetRefusal(
@@ -202,7 +234,7 @@ class TaskBudget:
                     f"attempts on {tool!r}"
                 ),
             )
-        per_call = self._operation_locked(tool, operation)
+        per_call = 0 if operation is None else self._operation_attempts.get((tool, operation), 0)
         if per_call >= self._policy.max_attempts_per_call:
             return BudgetRefusal(
                 verdict=Verdict.BUDGET_EXHAUSTED,
@@ -261,17 +293,25 @@ class BudgetBook:
 
     def for_task(self, task_id: str, *, deadline: float | None = None) -> TaskBudget:
         """Return the budget of `task_id`, creating it with `deadline` on first use."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             budget = self._budgets.get(task_id)
             if budget is None:
                 budget = TaskBudget(policy=self._policy, clock=self._clock, deadline=deadline)
                 self._budgets[task_id] = budget
             return budget
+        finally:
+            lock.release()
 
     def forget(self, task_id: str) -> None:
         """Drop the budget of a finished task (memory for long-running fleets)."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             self._budgets.pop(task_id, None)
+        finally:
+            lock.release()
 
     def __len__(self) -> int:
         """Return the number of tasks with a budget."""
@@ -302,9 +342,27 @@ class _AttemptScope(contextlib.AbstractContextManager[None]):
         _SCOPE.reset(self._token)
 
 
+_new = object.__new__
 _SCOPE: contextvars.ContextVar[_AttemptScope | None] = contextvars.ContextVar(
     "retrychaos_attempt_scope", default=None
 )
+
+
+def enter_paid_attempt(
+    budget: TaskBudget, tool: str, operation: str | None
+) -> contextvars.Token[_AttemptScope | None]:
+    """Make a new attempt scope current, as `paid_attempt` does; `leave_paid_attempt` ends it."""
+    scope = _new(_AttemptScope)  # its slots filled here: one per attempt
+    scope.budget = budget
+    scope.tool = tool
+    scope.operation = operation
+    scope.credits = 1  # the attempt's first request, charged by the controller
+    return _SCOPE.set(scope)
+
+
+def leave_paid_attempt(token: contextvars.Token[_AttemptScope | None]) -> None:
+    """End the attempt scope `enter_paid_attempt` made current."""
+    _SCOPE.reset(token)
 
 
 def add_prepaid_credit(budget: TaskBudget, tool: str) -> None:

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .classify import Classifier
 from .core import ControllerCore
 from .decision import Retry
-from .engine import CallRun, Done
+from .engine import CallRun
 from .ledger import IdempotencyLedger
 from .metrics import Metrics
 from .policy import RetryPolicy
+from .steps import DONE
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Sequence
@@ -104,11 +105,11 @@ class _Base:
         self._core.budgets.forget(task_id)  # `forget_task`, one call fewer per task
         self._core.memory.forget(task_id)
 
-    def _kwargs(self, run: CallRun) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"idempotency_key": run.idempotency_key}
-        if self._pass_gate:
-            kwargs["gate"] = run.gate
-        return kwargs
+
+# Both drivers: a step returns None (go on), a `Retry` (sleep, then admit
+# again) or `DONE` (the call's answer is `run.value`, no object per call), and
+# the tool is called with its keywords spelled out, not built into a dict per
+# attempt.
 
 
 class ReferenceController(_Base):
@@ -151,29 +152,29 @@ class ReferenceController(_Base):
     async def call(self, tool: AsyncTool, args: Any, ctx: CallContextLike) -> Any:
         """Run `tool(args)` under the controller's rules and return its result or a decision."""
         run = CallRun(self._core, args, ctx)
-        outcome = run.open()
-        while outcome is None:
+        if run.open() is DONE:
+            return run.value
+        while True:
             admission = run.before_attempt()
-            if isinstance(admission, Retry):
-                await self._clock.sleep(admission.delay_s)
-                continue
             if admission is not None:
-                outcome = admission
-                break
+                if isinstance(admission, Retry):  # a wait first
+                    await self._clock.sleep(admission.delay_s)
+                    continue
+                return run.value
             try:
-                with run.attempt_scope():
-                    result = await tool(args, **self._kwargs(run))
+                if self._pass_gate:
+                    result = await tool(args, idempotency_key=ctx.idempotency_key, gate=run.gate)
+                else:
+                    result = await tool(args, idempotency_key=ctx.idempotency_key)
             except Exception as error:  # every failure is classified; none escapes
-                step: Retry | Done = run.on_failure(error)
+                step = run.on_failure(error)
             else:
                 return run.on_success(result)
             finally:
                 run.end_attempt()
-            if isinstance(step, Retry):
-                await self._clock.sleep(step.delay_s)
-            else:
-                outcome = step
-        return outcome.value
+            if not isinstance(step, Retry):
+                return run.value
+            await self._clock.sleep(step.delay_s)
 
 
 class SyncReferenceController(_Base):
@@ -209,26 +210,26 @@ class SyncReferenceController(_Base):
     def call(self, tool: SyncTool, args: Any, ctx: CallContextLike) -> Any:
         """Run `tool(args)` under the controller's rules and return its result or a decision."""
         run = CallRun(self._core, args, ctx)
-        outcome = run.open()
-        while outcome is None:
+        if run.open() is DONE:
+            return run.value
+        while True:
             admission = run.before_attempt()
-            if isinstance(admission, Retry):
-                self._clock.sleep(admission.delay_s)
-                continue
             if admission is not None:
-                outcome = admission
-                break
+                if isinstance(admission, Retry):  # a wait first
+                    self._clock.sleep(admission.delay_s)
+                    continue
+                return run.value
             try:
-                with run.attempt_scope():
-                    result = tool(args, **self._kwargs(run))
+                if self._pass_gate:
+                    result = tool(args, idempotency_key=ctx.idempotency_key, gate=run.gate)
+                else:
+                    result = tool(args, idempotency_key=ctx.idempotency_key)
             except Exception as error:  # every failure is classified; none escapes
-                step: Retry | Done = run.on_failure(error)
+                step = run.on_failure(error)
             else:
                 return run.on_success(result)
             finally:
                 run.end_attempt()
-            if isinstance(step, Retry):
-                self._clock.sleep(step.delay_s)
-            else:
-                outcome = step
-        return outcome.value
+            if not isinstance(step, Retry):
+                return run.value
+            self._clock.sleep(step.delay_s)

@@ -58,11 +58,13 @@ class ControllerCore:
         self._rng = rng
         self._rng_lock = threading.Lock()
         self._sinks = tuple(audit_sinks)
-        # What a call's records are sent through: with one sink (the usual
-        # case, the harness's) its own `emit`, one call fewer per record.
-        self.emitter: Callable[[dict[str, Any]], None] = (
-            self._sinks[0].emit if len(self._sinks) == 1 else self.emit
-        )
+        # What a call's records (plain dicts) are sent through: with one sink
+        # (the usual case, the harness's) its own `emit`, one call fewer per
+        # record, or, for a sink that hands a dict over as it is, its receiver.
+        self.emitter: Callable[[dict[str, Any]], object] = self.emit
+        if len(self._sinks) == 1:
+            only = self._sinks[0]
+            self.emitter = getattr(only, "takes_dict", only.emit)
 
     def jitter(self) -> float:
         """Draw a jitter value in [0, 1) from the injected random source."""

@@ -50,6 +50,18 @@ __all__ = [
     "standing",
 ]
 
+# Enum members as module globals (see `controller.members`).
+_BUDGET_EXHAUSTED = Verdict.BUDGET_EXHAUSTED
+_CIRCUIT_OPEN = Verdict.CIRCUIT_OPEN
+_DEADLINE_EXCEEDED = Verdict.DEADLINE_EXCEEDED
+_MANUAL_CHECK = Verdict.MANUAL_CHECK
+_MODEL_FIX = Verdict.MODEL_FIX
+_OK = Verdict.OK
+_STOP = Verdict.STOP
+_KIND_ARGUMENT = FailureKind.ARGUMENT
+_KIND_PERMANENT = FailureKind.PERMANENT
+_KIND_UNKNOWN = FailureKind.UNKNOWN
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Retry:
@@ -118,9 +130,7 @@ def decide(
         return by_kind
     # 3. Breaker, attempt budgets, deadline.
     if breaker_open:
-        return Final(
-            verdict=Verdict.CIRCUIT_OPEN, message=f"{failure.message}; circuit breaker open"
-        )
+        return Final(verdict=_CIRCUIT_OPEN, message=f"{failure.message}; circuit breaker open")
     refusal = _over_budget(failure, max(attempt, budget.operation_attempts), budget, policy, now)
     if refusal is not None:
         return refusal
@@ -131,20 +141,20 @@ def decide(
 
 
 def _unrepeatable(failure: Failure) -> Final:
-    if failure.kind is FailureKind.ARGUMENT:
-        return Final(verdict=Verdict.MODEL_FIX, message=failure.message)
-    if failure.kind is FailureKind.PERMANENT:
-        return Final(verdict=Verdict.STOP, message=failure.message)
+    if failure.kind is _KIND_ARGUMENT:
+        return Final(verdict=_MODEL_FIX, message=failure.message)
+    if failure.kind is _KIND_PERMANENT:
+        return Final(verdict=_STOP, message=failure.message)
     if failure.may_have_committed:
         return Final(
-            verdict=Verdict.MANUAL_CHECK,
+            verdict=_MANUAL_CHECK,
             message=(
                 f"{failure.message}; the side effect may have happened and the call has no "
                 "usable idempotency guarantee: check its status before acting again"
             ),
         )
     return Final(
-        verdict=Verdict.STOP,
+        verdict=_STOP,
         message=(
             f"{failure.message}; not retried: a side effect without a usable "
             "idempotency guarantee is never repeated automatically"
@@ -158,14 +168,14 @@ def _by_kind(
     policy: RetryPolicy,
     unknown_retries_used: int,
 ) -> Final | None:
-    if failure.kind is FailureKind.ARGUMENT:
-        return Final(verdict=Verdict.MODEL_FIX, message=failure.message)
-    if failure.kind is FailureKind.PERMANENT:
-        return Final(verdict=Verdict.STOP, message=failure.message)
-    if failure.kind is FailureKind.UNKNOWN and not (
+    if failure.kind is _KIND_ARGUMENT:
+        return Final(verdict=_MODEL_FIX, message=failure.message)
+    if failure.kind is _KIND_PERMANENT:
+        return Final(verdict=_STOP, message=failure.message)
+    if failure.kind is _KIND_UNKNOWN and not (
         semantics.read_only and policy.conservative_unknown_retry and unknown_retries_used == 0
     ):
-        return Final(verdict=Verdict.STOP, message=failure.message)
+        return Final(verdict=_STOP, message=failure.message)
     return None
 
 
@@ -180,12 +190,12 @@ def _over_budget(
     for used, allowed, scope in limits:
         if used >= allowed:
             return Final(
-                verdict=Verdict.BUDGET_EXHAUSTED,
+                verdict=_BUDGET_EXHAUSTED,
                 message=f"{failure.message}; {scope} budget spent: {used} of {allowed} attempts",
             )
     if now >= budget.deadline:
         return Final(
-            verdict=Verdict.DEADLINE_EXCEEDED,
+            verdict=_DEADLINE_EXCEEDED,
             message=f"{failure.message}; task deadline passed",
         )
     return None
@@ -209,7 +219,7 @@ def _wait(
         # time than the task has left means giving up now, not sleeping.
         if requested >= left:
             return Final(
-                verdict=Verdict.DEADLINE_EXCEEDED,
+                verdict=_DEADLINE_EXCEEDED,
                 message=(
                     f"{failure.message}; Retry-After {requested:g} s would cross the task "
                     f"deadline ({left:.3f} s left)"
@@ -217,7 +227,7 @@ def _wait(
             )
         if requested > policy.max_retry_after_s:
             return Final(
-                verdict=Verdict.BUDGET_EXHAUSTED,
+                verdict=_BUDGET_EXHAUSTED,
                 message=(
                     f"{failure.message}; Retry-After {requested:g} s exceeds "
                     f"max_retry_after_s={policy.max_retry_after_s:g}"
@@ -229,7 +239,7 @@ def _wait(
         delay = base + base * policy.jitter_ratio * jitter
     if delay >= left:
         return Final(
-            verdict=Verdict.DEADLINE_EXCEEDED,
+            verdict=_DEADLINE_EXCEEDED,
             message=(
                 f"{failure.message}; waiting {delay:.3f} s would cross the task deadline "
                 f"({left:.3f} s left)"
@@ -237,11 +247,11 @@ def _wait(
         )
     return Retry(
         delay_s=delay,
-        conservative=failure.kind is FailureKind.UNKNOWN,
+        conservative=failure.kind is _KIND_UNKNOWN,
     )
 
 
-_STANDING_KINDS = frozenset({FailureKind.ARGUMENT, FailureKind.PERMANENT, FailureKind.UNKNOWN})
+_STANDING_KINDS = frozenset({_KIND_ARGUMENT, _KIND_PERMANENT, _KIND_UNKNOWN})
 
 
 def standing(
@@ -258,9 +268,9 @@ def standing(
     re-plan is one more retry), and any answer to an unprotected side effect
     that reached the server block the same arguments.
     """
-    if verdict is Verdict.MANUAL_CHECK:
+    if verdict is _MANUAL_CHECK:
         return Standing.OPERATION
-    if verdict is Verdict.OK:
+    if verdict is _OK:
         return None
     if failure is not None and failure.kind in _STANDING_KINDS:
         return Standing.ARGS
@@ -289,7 +299,7 @@ def readmit(
     left = budget.deadline - now
     if wait >= left:
         return Final(
-            verdict=Verdict.DEADLINE_EXCEEDED,
+            verdict=_DEADLINE_EXCEEDED,
             message=(
                 f"the backoff after attempt {prior.attempts} of this operation ends in "
                 f"{wait:.3f} s, beyond the task deadline ({left:.3f} s left)"
@@ -310,7 +320,7 @@ def retry_after_hold(*, not_before: float, now: float, deadline: float) -> Decis
     left = deadline - now
     if not_before - now >= left:
         return Final(
-            verdict=Verdict.DEADLINE_EXCEEDED,
+            verdict=_DEADLINE_EXCEEDED,
             message=(
                 f"the service asked (Retry-After) not to be called for {not_before - now:.3f} s, "
                 f"beyond the task deadline ({left:.3f} s left)"
@@ -335,7 +345,7 @@ def final_payload(
         "attempts": attempts,
         "tool": tool,
     }
-    if verdict is Verdict.MODEL_FIX and failure is not None:
+    if verdict is _MODEL_FIX and failure is not None:
         payload.update(
             code=failure.code,
             field=failure.field,

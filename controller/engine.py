@@ -10,11 +10,9 @@ every decision.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .breaker import BreakerState, Permit
-from .budget import add_prepaid_credit
+from .budget import add_prepaid_credit, enter_paid_attempt, leave_paid_attempt
 from .call_audit import CallAudit
 from .decision import (
     Final,
@@ -27,53 +25,79 @@ from .decision import (
     standing,
 )
 from .errors import BudgetExhausted, IdempotencyConflict
-from .idempotency import fingerprint
+from .idempotency import fingerprint, key_digest
 from .kinds import TEXT, FailureKind, Verdict, semantics_of
 from .ledger import LedgerStatus
+from .members import BREAKER_OPEN, CIRCUIT_OPEN, KIND_UNKNOWN, MANUAL_CHECK, OK, STOP
 from .memory import StandingDecision, operation_of
+from .steps import DONE, Done, open_message
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
+    import contextvars
 
+    from .breaker import Permit
+    from .budget import TaskBudget
     from .classify import Failure
     from .context import CallContextLike
     from .core import ControllerCore
 
-__all__ = ["CallRun", "Done"]
+__all__ = ["CallRun"]
 
 _TOO_MANY_REQUESTS = 429
 _BREAKER_FAILURE_KINDS = frozenset({FailureKind.TRANSIENT, FailureKind.UNKNOWN})
+_DIGEST_CHARS = 16
 
 
-# Not frozen: a frozen dataclass sets its field through `object.__setattr__`, on every call.
-@dataclass(slots=True, kw_only=True)
-class Done:
-    """The value a controlled call returns."""
-
-    value: Any
-
-
-class CallRun:
+class CallRun(CallAudit):
     """One controlled call: admission, outcome handling, the gate, audit and metrics."""
+
+    __slots__ = (
+        "_core",
+        "_fingerprint",
+        "_fresh_claim",
+        "_gate_refused",
+        "_last_end",
+        "_maybe_committed",
+        "_memory",
+        "_permit",
+        "_prior_failed_at",
+        "_reached",
+        "_scope",
+        "_unknown_retries",
+        "attempt",
+        "budget",
+        "operation",
+        "semantics",
+        "tool",
+        "value",
+    )
+    budget: TaskBudget
+    value: Any
+    """What the call returns, once a step has returned `DONE`."""
 
     def __init__(self, core: ControllerCore, args: Any, ctx: CallContextLike) -> None:
         """Prepare the call; nothing is charged or sent yet."""
         self._core = core
         self._ctx = ctx
-        self.tool = ctx.tool
-        self.semantics = semantics_of(
-            ctx.side_effect, ctx.idempotency_key, ctx.idempotency_supported
-        )
+        tool = self.tool = ctx.tool
+        key = ctx.idempotency_key
+        side_effect = self._side_effect = ctx.side_effect
+        self.semantics = semantics_of(side_effect, key, ctx.idempotency_supported)
         self.budget = core.budgets.for_task(ctx.task_id, deadline=ctx.deadline)
         # Most calls leave nothing to remember: the task's memory is made on
         # the first write (`for_task`); reads go through the book until then.
         self._memory = core.memory
-        self.breaker = core.breakers.for_tool(ctx.tool)
+        self.breaker = core.breakers.for_tool(tool)
         self.attempt = 0
-        self._fingerprint = fingerprint(args)
-        self.operation = operation_of(ctx, self._fingerprint)
-        self._audit = CallAudit(core, ctx, self.breaker, self._fingerprint)
+        digest = self._fingerprint = fingerprint(args)
+        self.operation = operation_of(ctx, digest)
+        # The records' part (`CallAudit`): the call's clock starts for `elapsed_s`.
+        self._emit = core.emitter
+        self._args_digest = digest[:_DIGEST_CHARS]
+        self._key_digest = None if key is None else key_digest(key)
+        self._started = core.clock.now()
         self._permit: Permit | None = None
+        self._scope: contextvars.Token[Any] | None = None
         self._unknown_retries = 0
         self._fresh_claim = False
         self._maybe_committed = False
@@ -83,11 +107,6 @@ class CallRun:
         # in `open` with the standing decisions, spent by the first admission.
         self._prior_failed_at: float | None = None
         self._gate_refused: tuple[BaseException, Failure] | None = None
-
-    @property
-    def idempotency_key(self) -> str | None:
-        """The key every attempt of this call carries (the caller's, never a fresh one)."""
-        return self._ctx.idempotency_key
 
     def open(self) -> Done | None:
         """Repeat a decision that stands, replay a recorded result, refuse a conflict, or proceed.
@@ -108,16 +127,16 @@ class CallRun:
             entry = self._core.ledger.begin(key, self._fingerprint, at=self._core.clock.wall())
         except IdempotencyConflict as conflict:
             self._core.metrics.record_conflict()
-            return self._finish(Verdict.STOP, str(conflict), None, conflict=True)
+            return self._finish(STOP, str(conflict), None, conflict=True)
         if entry is None:
             self._fresh_claim = True
             return None
         if entry.status is LedgerStatus.DONE:
-            self._audit.decision(self.attempt, Verdict.OK, result="ok", replayed=True)
-            self._core.metrics.record_call(
-                task_id=self._ctx.task_id, verdict=Verdict.OK, attempts=0, replayed=True
-            )
-            return Done(value=entry.result())
+            now = self._core.clock.now()
+            self._decision_record(self.attempt, OK, "ok", None, None, now, replayed=True)
+            self._core.metrics.record_call(self._ctx.task_id, OK, 0, replayed=True)
+            self.value = entry.result()
+            return DONE
         return None
 
     def before_attempt(self) -> Done | Retry | None:
@@ -159,26 +178,26 @@ class CallRun:
             return wait
         permit = self.breaker.admit(now=now)
         if permit is None:
-            return self._finish(
-                Verdict.CIRCUIT_OPEN,
-                f"circuit breaker for {self.tool!r} is open: the tool was not called",
-                None,
-                now=now,
-            )
+            return self._finish(CIRCUIT_OPEN, open_message(self.tool), None, now=now)
         refusal = self.budget.charge(self.tool, self.operation, now=now)
         if refusal is not None:
             self.breaker.release(permit)
             return self._finish(refusal.verdict, refusal.message, None, now=now)
         self._permit = permit
         self.attempt += 1
+        # The attempt's scope (`TaskBudget.paid_attempt`) is current from here
+        # to `end_attempt`: the driver calls the tool next, and nothing before
+        # `end_attempt` reads the scope (one object and two calls fewer than a
+        # `with` block around the tool).
+        self._scope = enter_paid_attempt(self.budget, self.tool, self.operation)
         return None
 
-    def attempt_scope(self) -> AbstractContextManager[None]:
-        """Run the tool inside: its first request is already paid for."""
-        return self.budget.paid_attempt(self.tool, self.operation)
-
     def end_attempt(self) -> None:
-        """Release the breaker permit (also when the attempt was cancelled)."""
+        """Leave the attempt's scope and release the breaker permit (also when cancelled)."""
+        scope = self._scope
+        if scope is not None:
+            self._scope = None
+            leave_paid_attempt(scope)
         if self._permit is not None:
             self.breaker.release(self._permit)
             self._permit = None
@@ -192,13 +211,10 @@ class CallRun:
         if self.semantics.side_effect and key:
             self._core.ledger.complete(key, self._fingerprint, result, at=self._core.clock.wall())
         now = self._core.clock.now()  # the attempt's record and the decision's: one moment
-        self._audit.attempt(
-            self.attempt, failure=None, decision="ok", backoff_s=None, result="ok", now=now
-        )
-        self._audit.decision(self.attempt, Verdict.OK, result="ok", now=now)
-        self._core.metrics.record_call(
-            task_id=self._ctx.task_id, verdict=Verdict.OK, attempts=self.attempt
-        )
+        attempt = self.attempt
+        self._attempt_record(attempt, None, "ok", None, "ok", now)
+        self._decision_record(attempt, OK, "ok", None, None, now)
+        self._core.metrics.record_call(self._ctx.task_id, OK, attempt)
         return result
 
     def on_failure(self, error: BaseException) -> Retry | Done:
@@ -208,13 +224,9 @@ class CallRun:
             # The HTTP layer refused a lower-layer retry: the budget decided.
             self._maybe_committed = self._reached = True
             verdict = Verdict(error.verdict)
-            self._audit.attempt(
-                self.attempt,
-                failure=None,
-                decision=TEXT[verdict],
-                backoff_s=None,
-                result="error",
-                error=str(error),
+            now = self._core.clock.now()
+            self._attempt_record(
+                self.attempt, None, TEXT[verdict], None, "error", now, error=str(error)
             )
             return self._finish(verdict, str(error), None)
         refused = self._gate_refused
@@ -229,21 +241,11 @@ class CallRun:
         if isinstance(decision, Retry):
             if decision.conservative:
                 self._unknown_retries += 1
-            self._audit.attempt(
-                self.attempt,
-                failure=failure,
-                decision="retry",
-                backoff_s=decision.delay_s,
-                result="error",
-            )
+            now = self._core.clock.now()
+            self._attempt_record(self.attempt, failure, "retry", decision.delay_s, "error", now)
             return decision
-        self._audit.attempt(
-            self.attempt,
-            failure=failure,
-            decision=TEXT[decision.verdict],
-            backoff_s=None,
-            result="error",
-        )
+        now = self._core.clock.now()
+        self._attempt_record(self.attempt, failure, TEXT[decision.verdict], None, "error", now)
         return self._finish(decision.verdict, decision.message, failure)
 
     def gate(
@@ -263,7 +265,7 @@ class CallRun:
             used = self.budget.operation_attempts(self.tool, self.operation)
             if (
                 not self.semantics.repeatable
-                or self.breaker.state is BreakerState.OPEN
+                or self.breaker.state is BREAKER_OPEN
                 or used >= self._core.policy.max_attempts_per_call
             ):
                 return False
@@ -289,16 +291,11 @@ class CallRun:
             return False
         self._gate_refused = None
         add_prepaid_credit(self.budget, self.tool)
-        if failure is not None and failure.kind is FailureKind.UNKNOWN:
+        if failure is not None and failure.kind is KIND_UNKNOWN:
             self._unknown_retries += 1
-        self._audit.attempt(
-            self.attempt,
-            failure=failure,
-            decision="retry",
-            backoff_s=None,
-            result="error",
-            layer="gate",
-            layer_attempt=attempt_number,
+        now = self._core.clock.now()
+        self._attempt_record(
+            self.attempt, failure, "retry", None, "error", now, "gate", attempt_number
         )
         self.attempt += 1
         return True
@@ -333,7 +330,7 @@ class CallRun:
             now=self._core.clock.now(),
             jitter=jitter,
             unknown_retries_used=self._unknown_retries,
-            breaker_open=self.breaker.state is BreakerState.OPEN,
+            breaker_open=self.breaker.state is BREAKER_OPEN,
         )
 
     def _finish(
@@ -356,14 +353,22 @@ class CallRun:
         if conflict:
             payload["conflict"] = True
         kind = None if failure is None else TEXT[failure.kind]
-        self._remember(verdict, failure, payload)
-        self._audit.decision(
-            self.attempt, verdict, result="error", failure_kind=kind, error=message, now=now
-        )
-        self._core.metrics.record_call(
-            task_id=self._ctx.task_id, verdict=verdict, attempts=self.attempt
-        )
-        return Done(value=payload)
+        if (
+            failure is not None
+            or self._reached
+            or self._last_end is not None
+            or verdict is MANUAL_CHECK
+        ):
+            # Else nothing to leave: with no failure and nothing that reached
+            # the server no decision stands (`standing`), and no attempt ended
+            # to wait out.
+            self._remember(verdict, failure, payload)
+        if now is None:
+            now = self._core.clock.now()
+        self._decision_record(self.attempt, verdict, "error", kind, message, now)
+        self._core.metrics.record_call(self._ctx.task_id, verdict, self.attempt)
+        self.value = payload
+        return DONE
 
     def _remember(self, verdict: Verdict, failure: Failure | None, payload: dict[str, Any]) -> None:
         """Leave what later invocations of the operation need: a standing decision or a wait."""
@@ -386,15 +391,10 @@ class CallRun:
     def _repeat(self, stands: StandingDecision) -> Done:
         """Return a standing decision again, untried, with a decision record."""
         payload = {**stands.payload, "attempts": 0, "repeated": True}
-        self._audit.decision(
-            self.attempt,
-            stands.verdict,
-            result="error",
-            failure_kind=stands.failure_kind,
-            error=str(payload.get("error")),
-            repeated=True,
-        )
-        self._core.metrics.record_call(
-            task_id=self._ctx.task_id, verdict=stands.verdict, attempts=0
-        )
-        return Done(value=payload)
+        error = str(payload.get("error"))
+        now = self._core.clock.now()
+        verdict, kind = stands.verdict, stands.failure_kind
+        self._decision_record(self.attempt, verdict, "error", kind, error, now, repeated=True)
+        self._core.metrics.record_call(self._ctx.task_id, stands.verdict, 0)
+        self.value = payload
+        return DONE

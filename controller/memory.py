@@ -81,11 +81,15 @@ class TaskMemory:
         self, tool: str, operation: str, fingerprint: str
     ) -> tuple[StandingDecision | None, float | None]:
         """`standing` and `failed_at`, read in one hold of the lock."""
-        with self._lock:
+        lock = self._lock  # acquire and release: see `controller.budget`
+        lock.acquire()
+        try:
             found = self._by_operation.get((tool, operation))
             if found is None:
                 found = self._by_args.get((tool, fingerprint))
             return found, self._failed_at.get((tool, operation))
+        finally:
+            lock.release()
 
     def remember(
         self,
@@ -110,8 +114,12 @@ class TaskMemory:
 
     def succeeded(self, tool: str, operation: str) -> None:
         """Forget the operation's last failure: it succeeded."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             self._failed_at.pop((tool, operation), None)
+        finally:
+            lock.release()
 
     def failed_at(self, tool: str, operation: str) -> float | None:
         """When the operation's last attempt ended, if it failed and may be sent again."""
@@ -177,8 +185,16 @@ class MemoryBook:
 
     def forget(self, task_id: str) -> None:
         """Drop the memory of a finished task."""
-        with self._lock:
+        if task_id not in self._tasks:
+            # Most tasks leave no memory. One atomic look (see `succeeded`): a
+            # memory made by another thread after it is one made after the forget.
+            return
+        lock = self._lock
+        lock.acquire()
+        try:
             self._tasks.pop(task_id, None)
+        finally:
+            lock.release()
 
     def __len__(self) -> int:
         """Return the number of tasks with a memory."""

@@ -62,18 +62,23 @@ class Metrics:
         self._task_ok: dict[str, bool] = {}
 
     def record_call(
-        self, *, task_id: str, verdict: Verdict, attempts: int, replayed: bool = False
+        self, task_id: str, verdict: Verdict, attempts: int, *, replayed: bool = False
     ) -> None:
-        """Count one finished controlled call."""
-        with self._lock:
+        """Count one finished controlled call (positional on the controller's path)."""
+        ok = verdict is _OK
+        lock = self._lock  # acquire and release: see `controller.budget`
+        lock.acquire()
+        try:
             self._calls += 1
             self._attempts += attempts
             self._decisions[TEXT[verdict]] += 1
-            if verdict is Verdict.OK and attempts == 1:
+            if ok and attempts == 1:
                 self._first_attempt_successes += 1
             if replayed:
                 self._replays += 1
-            self._task_ok[task_id] = verdict is Verdict.OK
+            self._task_ok[task_id] = ok
+        finally:
+            lock.release()
 
     def record_conflict(self) -> None:
         """Count a duplicate side-effect event (an idempotency conflict)."""
@@ -109,6 +114,9 @@ class Metrics:
                 task_success_rate=_ratio(tasks_ok, tasks),
                 decisions=dict(sorted(self._decisions.items())),
             )
+
+
+_OK = Verdict.OK
 
 
 def _ratio(part: int, whole: int) -> float:

@@ -97,7 +97,11 @@ def _is_plain(record: dict[Any, Any]) -> _Shape | None:  # noqa: C901 (one funct
         elif kind is not bool:
             return None
     # Neither prefix holds NUL, so no match spans two texts (nor a key and a value).
-    return shape if _clean("\0".join(texts)) else None
+    # `_clean`, inlined: one call fewer per record.
+    text = "\0".join(texts)
+    if text.isascii() and SECRET_PREFIX not in text and KEY_PREFIX not in text:
+        return shape
+    return None
 
 
 def audit_checker(recorder: Recorder) -> Callable[[Any], None]:  # noqa: C901 (the sink is the hot path)
@@ -110,6 +114,9 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:  # noqa: C901 (t
     A flat record that cannot hold either (:func:`_is_plain`) skips the round
     trip: what is stored is the record with its keys sorted, as JSON gives it.
     """
+    # Whether the recorder keeps or streams data is fixed when it is made (a
+    # property call per record otherwise).
+    wants_data = recorder.wants_data
 
     def sink(record: Any) -> None:
         meta = CURRENT_CALL.get()
@@ -127,9 +134,11 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:  # noqa: C901 (t
             return
         plain = _is_plain(record)
         if plain is not None:  # nothing to scan: stored as JSON would give it back
-            if recorder.wants_data:
+            if wants_data:
+                stored = plain.template.copy()  # `_Shape.stored`, inlined: the hot path
+                stored.update(record)
                 checked: AuditData = {
-                    "record": plain.stored(record),
+                    "record": stored,
                     "leaks": [],
                     "missing": plain.missing.copy(),
                 }
@@ -138,7 +147,7 @@ def audit_checker(recorder: Recorder) -> Callable[[Any], None]:  # noqa: C901 (t
                 recorder.record("audit", agent, task, call, op, None, {})
             return
         text = json.dumps(record, sort_keys=True, default=str)
-        if not recorder.wants_data:
+        if not wants_data:
             recorder.record("audit", agent, task, call, op, None, {})
             return
         leaks: list[str] = []
