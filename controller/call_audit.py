@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .audit import AUDIT_FIELDS
 from .breaker import BreakerState
 from .kinds import TEXT
 from .redact import redact_text
@@ -30,47 +31,11 @@ _STATE_TEXT = {state: state.value for state in BreakerState}
 # of a small dict is one C call, where a literal of 16-18 entries inserts
 # each one (about 2,000 instructions a record fewer).
 _ATTEMPT: dict[str, Any] = dict.fromkeys(
-    (
-        "event",
-        "task_id",
-        "tool",
-        "call_id",
-        "attempt",
-        "failure_kind",
-        "decision",
-        "elapsed_s",
-        "backoff_s",
-        "idempotency_key_digest",
-        "breaker_state",
-        "result",
-        "error",
-        "status",
-        "layer",
-        "at",
-        "args_digest",
-        "side_effect",
-    )
+    (*AUDIT_FIELDS, "error", "status", "layer", "at", "args_digest", "side_effect")
 )
 _ATTEMPT["event"] = "attempt"
 _DECISION: dict[str, Any] = dict.fromkeys(
-    (
-        "event",
-        "task_id",
-        "tool",
-        "call_id",
-        "attempt",
-        "failure_kind",
-        "decision",
-        "elapsed_s",
-        "backoff_s",
-        "idempotency_key_digest",
-        "breaker_state",
-        "result",
-        "error",
-        "at",
-        "args_digest",
-        "side_effect",
-    )
+    (*AUDIT_FIELDS, "error", "at", "args_digest", "side_effect")
 )
 _DECISION["event"] = "decision"
 
