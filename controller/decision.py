@@ -30,7 +30,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .backoff import backoff_delay, exponential_delay
-from .kinds import TEXT, FailureKind, ToolSemantics, Verdict
+from .kinds import TEXT, ToolSemantics, Verdict
+from .members import BUDGET_EXHAUSTED as _BUDGET_EXHAUSTED
+from .members import CIRCUIT_OPEN as _CIRCUIT_OPEN
+from .members import DEADLINE_EXCEEDED as _DEADLINE_EXCEEDED
+from .members import KIND_ARGUMENT as _KIND_ARGUMENT
+from .members import KIND_PERMANENT as _KIND_PERMANENT
+from .members import KIND_UNKNOWN as _KIND_UNKNOWN
+from .members import MANUAL_CHECK as _MANUAL_CHECK
+from .members import MODEL_FIX as _MODEL_FIX
+from .members import OK as _OK
+from .members import STOP as _STOP
 
 if TYPE_CHECKING:
     from .budget import BudgetState
@@ -49,18 +59,6 @@ __all__ = [
     "retry_after_hold",
     "standing",
 ]
-
-# Enum members as module globals (see `controller.members`).
-_BUDGET_EXHAUSTED = Verdict.BUDGET_EXHAUSTED
-_CIRCUIT_OPEN = Verdict.CIRCUIT_OPEN
-_DEADLINE_EXCEEDED = Verdict.DEADLINE_EXCEEDED
-_MANUAL_CHECK = Verdict.MANUAL_CHECK
-_MODEL_FIX = Verdict.MODEL_FIX
-_OK = Verdict.OK
-_STOP = Verdict.STOP
-_KIND_ARGUMENT = FailureKind.ARGUMENT
-_KIND_PERMANENT = FailureKind.PERMANENT
-_KIND_UNKNOWN = FailureKind.UNKNOWN
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
