@@ -102,7 +102,7 @@ def test_a_cancelled_attempt_leaves_its_scope_and_permit(clock):
     ctl = ReferenceController(clock=clock, breaker_config=BreakerConfig(failure_threshold=1))
 
     async def hang(args, *, idempotency_key=None, gate=None):
-        await asyncio.sleep(3600)
+        await asyncio.get_running_loop().create_future()  # never done: no time passes
 
     async def main():
         task = asyncio.create_task(ctl.call(hang, {}, ctx()))
