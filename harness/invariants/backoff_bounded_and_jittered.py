@@ -36,7 +36,7 @@ from .index import Attempt, TraceIndex, index_of
 from .triggers import invites_retry
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from ..world.spec import Contract, Scenario
     from ..world.trace import TraceEvent
@@ -174,7 +174,7 @@ class BackoffBoundedAndJittered:
         """Pair each retry with the attempt it retries; group unprompted retries by instant."""
         index = index_of(events)
         violations, instants = _waits(index, scenario.world.contract)
-        for (tool, instant), retries in instants.items():
+        for (tool, instant), retries in instants.crowded.items():
             if len(retries) < LOCKSTEP_AGENTS:
                 continue  # too few retries for that many agents
             agents = {retry.request.agent for retry in retries}
@@ -193,8 +193,27 @@ class BackoffBoundedAndJittered:
         return _Parts(scenario.world.contract, shards)
 
 
-_Instants = dict[tuple[str | None, int], list[Attempt]]
-"""Unprompted retries by tool and virtual nanosecond."""
+class _Instants:
+    """Unprompted retries by tool and virtual nanosecond.
+
+    Most instants hold one retry: ``first`` keeps it, per tool, without a list
+    or a tuple key of its own; ``crowded`` lists every retry of an instant that
+    holds more than one (its first included), the only ones a lock-step can be.
+    """
+
+    __slots__ = ("crowded", "first")
+
+    def __init__(self) -> None:
+        self.first: dict[str | None, dict[int, Attempt]] = {}
+        self.crowded: dict[tuple[str | None, int], list[Attempt]] = {}
+
+    def items(self) -> Iterator[tuple[tuple[str | None, int], Sequence[Attempt]]]:
+        """Yield each instant and its retries, tool by tool."""
+        crowded = self.crowded
+        for tool, at_tool in self.first.items():
+            for instant, first in at_tool.items():
+                where = (tool, instant)
+                yield where, crowded.get(where) or (first,)
 
 
 def _seq(violation: Violation) -> int:
@@ -207,7 +226,7 @@ def _request_seq(attempt: Attempt) -> int:
     return attempt.request.seq
 
 
-def _waits(index: TraceIndex, contract: Contract) -> tuple[list[Violation], _Instants]:
+def _waits(index: TraceIndex, contract: Contract) -> tuple[list[Violation], _Instants]:  # noqa: C901, PLR0912 (one pass, inlined)
     """Judge every wait (parts a and b); gather unprompted retries by instant (part c).
 
     Op by op, each request after the first against the one before it: the previous
@@ -216,7 +235,10 @@ def _waits(index: TraceIndex, contract: Contract) -> tuple[list[Violation], _Ins
     :class:`_Parts` order both by ``seq``.
     """
     judged: set[tuple[str | None, str]] = set()
-    instants: _Instants = {}
+    instants = _Instants()
+    firsts, crowded = instants.first, instants.crowded
+    tool: str | None = None  # the last retry's tool and its instants (retries come op by op)
+    at_tool: dict[int, Attempt] | None = None
     violations: list[Violation] = []
     # A wait in (EPS, 1.5 x max_delay_s + EPS] breaks neither part (a) nor (b), whatever
     # the Retry-After: most retries need no closer look (see _judge_wait).
@@ -241,13 +263,18 @@ def _waits(index: TraceIndex, contract: Contract) -> tuple[list[Violation], _Ins
                     if judgement is not None and (op, judgement[0]) not in judged:
                         judged.add((op, judgement[0]))
                         violations.append(judgement[1])
-            if named is None:
-                where = (request.tool, round(request.at * 1_000_000_000))
-                retries = instants.get(where)
-                if retries is None:
-                    instants[where] = [attempt]
-                else:
-                    retries.append(attempt)
+            if named is None:  # instants.add, inline (a fleet has a retry per failure)
+                if at_tool is None or request.tool != tool:
+                    tool = request.tool
+                    at_tool = firsts.setdefault(tool, {})
+                instant = round(request.at * 1_000_000_000)
+                first = at_tool.setdefault(instant, attempt)
+                if first is not attempt:
+                    retries = crowded.get((tool, instant))
+                    if retries is None:
+                        crowded[tool, instant] = [first, attempt]
+                    else:
+                        retries.append(attempt)
     return violations, instants
 
 
