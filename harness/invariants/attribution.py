@@ -98,9 +98,7 @@ def sender_of(attempt: Attempt, index: TraceIndex) -> Sender:
     layer = _LAYERS.get(str(attempt.layer))
     if layer is not None:
         return Sender(kind=layer, invocation=invocation)
-    info = index.calls.get(request.call) if request.call is not None else None
-    first = info is None or not info.attempts or info.attempts[0] is attempt
-    if not first:
+    if attempt.call_ordinal > 1:  # not its invocation's first request
         return Sender(kind=CONTROLLER_RETRY, invocation=invocation)
     if invocation > 1:
         return Sender(kind=MODEL_REPLAN, invocation=invocation)
@@ -115,11 +113,9 @@ def sender_kind(attempt: Attempt, index: TraceIndex) -> str:
     layer = _LAYERS.get(str(attempt.layer))
     if layer is not None:
         return layer
-    call = attempt.request.call
-    info = index.calls.get(call) if call is not None else None
-    if info is not None and info.attempts and info.attempts[0] is not attempt:
+    if attempt.call_ordinal > 1:
         return CONTROLLER_RETRY
-    return MODEL_REPLAN if invocation_of(index, call) > 1 else FIRST_ATTEMPT
+    return MODEL_REPLAN if invocation_of(index, attempt.request.call) > 1 else FIRST_ATTEMPT
 
 
 def count_senders(attempts: Iterable[Attempt], index: TraceIndex) -> dict[str, int]:
@@ -129,7 +125,7 @@ def count_senders(attempts: Iterable[Attempt], index: TraceIndex) -> dict[str, i
     call's first is the controller's retry, and only a first one looks up its call's
     invocation. Only the kinds counted appear.
     """
-    layers, calls = _LAYERS, index.calls
+    layers = _LAYERS
     counts: dict[str, int] = {}
     retries = 0
     for attempt in attempts:
@@ -139,12 +135,10 @@ def count_senders(attempts: Iterable[Attempt], index: TraceIndex) -> dict[str, i
             if named is not None:
                 counts[named] = counts.get(named, 0) + 1
                 continue
-        call = attempt.request.call
-        info = calls.get(call) if call is not None else None
-        if info is not None and info.attempts and info.attempts[0] is not attempt:
+        if attempt.call_ordinal > 1:
             retries += 1
             continue
-        kind = MODEL_REPLAN if invocation_of(index, call) > 1 else FIRST_ATTEMPT
+        kind = MODEL_REPLAN if invocation_of(index, attempt.request.call) > 1 else FIRST_ATTEMPT
         counts[kind] = counts.get(kind, 0) + 1
     if retries:
         counts[CONTROLLER_RETRY] = retries

@@ -96,14 +96,18 @@ class DeadlineAdherence:
     def exercised(self, events: Sequence[TraceEvent], scenario: Scenario) -> bool:
         """Exercised when an attempt failed (waits may follow) or ran past its deadline."""
         del scenario
-        for info in index_of(events).tasks.values():
-            deadline = info.deadline
-            for attempt in info.attempts:
-                if attempt.response is not None and failed(attempt.response):
-                    return True
-                end = attempt.end
-                if deadline is not None and (end is None or end > deadline + EPS):
-                    return True
+        index = index_of(events)
+        tasks = index.tasks
+        for attempt in index.attempts:  # those of a task, in trace order
+            task = attempt.request.task
+            if task is None:
+                continue
+            if attempt.response is not None and failed(attempt.response):
+                return True
+            deadline = tasks[task].deadline
+            end = attempt.end
+            if deadline is not None and (end is None or end > deadline + EPS):
+                return True
         return False
 
     def check(self, events: Sequence[TraceEvent], scenario: Scenario) -> list[Violation]:

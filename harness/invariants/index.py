@@ -15,6 +15,7 @@ the oldest waiting request of the op.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from .base import EPS
 from .records import OK_OUTCOMES, Attempt, CallInfo, TaskInfo
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from ..world.spec import Scenario, ToolSpec
     from ..world.trace import TraceEvent
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, weakref_slot=True)
 class TraceIndex:
     """The joins every checker needs, built in one pass (see the module docstring)."""
 
@@ -110,10 +111,6 @@ class TraceIndex:
         return info
 
 
-_Waiting = dict[str | None, list[Attempt]]
-"""Requests still waiting for their response, by op."""
-
-
 def _pick(waiting: list[Attempt], response: TraceEvent) -> Attempt:
     n = response.data.get("n")
     started = response.data.get("started")
@@ -122,8 +119,7 @@ def _pick(waiting: list[Attempt], response: TraceEvent) -> Attempt:
             if attempt.request.data.get("n") == n:
                 return attempt
     else:
-        # Read from the request: the index sets Attempt.reached after its pass.
-        unreached = [a for a in waiting if not a.request.data.get("reached", True)]
+        unreached = [a for a in waiting if not a.reached]
         for attempt in unreached:
             if started is not None and abs(attempt.at - float(started)) <= EPS:
                 return attempt
@@ -135,42 +131,84 @@ def _pick(waiting: list[Attempt], response: TraceEvent) -> Attempt:
     return waiting[0]
 
 
+_REQUEST_FACTS = itemgetter("reached", "args", "layer")
+_ANSWER = itemgetter("outcome", "status", "code")
+
 _COMMON = ("response", "call_start", "decision", "task_start", "task_end")
 """The kinds but ``request`` every fleet trace is made of, gathered without a lookup."""
 
 _new = object.__new__
 
 
-def _new_task(task: str) -> TaskInfo:
-    """A :class:`TaskInfo` with nothing recorded yet, its slots set directly (the hot loop)."""
+def _new_task(task: str, fill: Callable[[], None]) -> TaskInfo:
+    """A :class:`TaskInfo` with nothing recorded yet, its slots set directly (the hot loop).
+
+    ``fill`` makes every task's list of attempts when one is first read.
+    """
     info: TaskInfo = _new(TaskInfo)
     info.task = task
-    info.start = info.end = None
-    info.attempts = []
+    info.start = info.end = info.deadline = info._attempts = None  # noqa: SLF001 (its records)
+    info.sent = 0
+    info._fill = fill  # noqa: SLF001
     info.last_act = -math.inf
-    info.deadline = None
     info.ok = False
     return info
 
 
-def _new_call(call: str) -> CallInfo:
-    """A :class:`CallInfo` with nothing recorded yet, its slots set directly (the hot loop)."""
+def _new_call(call: str, fill: Callable[[], None]) -> CallInfo:
+    """A :class:`CallInfo` with nothing recorded yet, its slots set directly (the hot loop).
+
+    ``fill`` makes every call's list of attempts when one is first read.
+    """
     info: CallInfo = _new(CallInfo)
     info.call = call
-    info.start = info.decision = None
-    info.attempts = []
+    info.start = info.decision = info._attempts = None  # noqa: SLF001 (its records)
+    info.sent = 0
+    info._fill = fill  # noqa: SLF001
     return info
+
+
+_CALL_OF = attrgetter("request.call")
+_TASK_OF = attrgetter("request.task")
+
+
+def _filler(index: TraceIndex, of: str) -> Callable[[], None]:
+    """Return what files every attempt of ``index`` under its call (``of="call"``) or task.
+
+    It runs once, when the first list is read. It holds the index weakly: the
+    index holds the records, which hold it.
+    """
+    held = weakref.ref(index)
+    name_of = _CALL_OF if of == "call" else _TASK_OF
+
+    def fill() -> None:
+        found = held()
+        if found is None:
+            msg = f"the attempts of a {of} were read after its trace's index was dropped"
+            raise ReferenceError(msg)
+        records: dict[str, CallInfo] | dict[str, TaskInfo] = (
+            found.calls if of == "call" else found.tasks
+        )
+        for info in records.values():
+            if info._attempts is None:  # noqa: SLF001 (its records)
+                info._attempts = []  # noqa: SLF001
+        for attempt, name in zip(found.attempts, map(name_of, found.attempts), strict=True):
+            if name is not None:
+                records[name]._attempts.append(attempt)  # type: ignore[union-attr]  # noqa: SLF001
+
+    return fill
 
 
 def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, PLR0915 (one pass, inlined)
     """Index ``events`` in one pass (every kind a fleet's trace is made of handled inline).
 
-    What several rules read of each response (its outcome, the distinct answers, each
+    What several rules read of each request (``reached``, ``args``, ``layer`` and its
+    position in its call), of each response (its answer, the distinct answers, each
     op's first success) and of each task (its deadline, whether it ended ok) is read
-    here, once. What is read of every request and response alike (a request's
-    ``reached``, ``args`` and ``layer``, a response's answer) is read after the pass,
-    field by field through :func:`operator.itemgetter` (see :func:`_facts`): a Python
-    loop pays a method call per field, ``itemgetter`` none.
+    here, once. A request's three fields and a response's answer are read in one
+    :func:`operator.itemgetter` call each, not a method call per field; a trace written
+    by hand may leave a field out, and then each is read with its default, as
+    :class:`Attempt` reads it.
     """
     index = TraceIndex(events=events)
     attempts, ops, calls, tasks, kinds = (
@@ -183,10 +221,12 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
     first_ok = index.first_ok
     common: tuple[list[TraceEvent], ...] = tuple([] for _ in _COMMON)
     responses, call_starts, decisions, task_starts, task_ends = common
-    waiting: _Waiting = {}
+    answers: dict[tuple[Any, Any, Any], TraceEvent] = {}  # each answer's first response
+    request_facts, answer_of = _REQUEST_FACTS, _ANSWER
     late: dict[str, float] = {}  # the latest decision of a task not seen yet
     ok_outcomes = OK_OUTCOMES
     new, new_task, new_call = _new, _new_task, _new_call
+    fill, fill_tasks = _filler(index, "call"), _filler(index, "task")
     never = -math.inf
     for event in events:
         kind = event.kind
@@ -196,46 +236,67 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             attempt = new(Attempt)
             attempt.request = event
             attempt.response = attempt.outcome = None
+            data = event.data
+            try:
+                reached, attempt.args, attempt.layer = request_facts(data)
+            except KeyError:
+                reached = data.get("reached", True)
+                attempt.args, attempt.layer = data.get("args"), data.get("layer")
+            attempt.reached = True if reached else False  # noqa: SIM210 (no call)
             op = event.op
             history = ops.get(op)
             if history is None:  # an op's first request: its history and its queue begin
                 attempt.ordinal = 1
                 ops[op] = [attempt]
-                waiting[op] = [attempt]
             else:
                 attempt.ordinal = len(history) + 1
                 history.append(attempt)
-                waiting[op].append(attempt)
             attempts.append(attempt)
             task = event.task
             if task is not None:
                 task_info = tasks.get(task)
                 if task_info is None:
-                    task_info = tasks[task] = new_task(task)
-                task_info.attempts.append(attempt)
+                    task_info = tasks[task] = new_task(task, fill_tasks)
+                task_info.sent = task_info.sent + 1
                 if event.at > task_info.last_act:  # noqa: PLR1730 (no call: the hot loop)
                     task_info.last_act = event.at
             call = event.call
-            if call is not None:
+            if call is None:
+                attempt.call_ordinal = 0
+            else:
                 call_info = calls.get(call)
                 if call_info is None:
-                    call_info = calls[call] = new_call(call)
-                call_info.attempts.append(attempt)
+                    call_info = calls[call] = new_call(call, fill)
+                attempt.call_ordinal = call_info.sent = call_info.sent + 1
         elif kind == "response":
             responses.append(event)
-            outcome = event.data.get("outcome")
+            data = event.data
+            try:
+                answer = answer_of(data)
+            except KeyError:
+                answer = (data.get("outcome"), data.get("status"), data.get("code"))
+            if answer not in answers:
+                answers[answer] = event
+            outcome = answer[0]
             op = event.op
             if outcome in ok_outcomes and op not in first_ok:
                 first_ok[op] = event.seq
-            pending = waiting.get(op)
-            if pending:
-                if len(pending) == 1:  # every rule of _pick chooses the only one
-                    attempt = pending.pop()
+            # The op's requests still waiting are those of its history without a response
+            # (only this pairing gives one): most often its only request, or its last.
+            history = ops.get(op)
+            if history is not None:
+                size = len(history)
+                if size == 1 or (size == 2 and history[0].response is not None):  # noqa: PLR2004
+                    attempt = history[-1]  # the only one that can be waiting
+                    if attempt.response is None:
+                        attempt.response = event
+                        attempt.outcome = outcome
                 else:
-                    attempt = _pick(pending, event)
-                    pending.remove(attempt)
-                attempt.response = event
-                attempt.outcome = outcome
+                    pending = [a for a in history if a.response is None]
+                    if pending:  # every rule of _pick chooses the only one
+                        attempt = pending[0] if len(pending) == 1 else _pick(pending, event)
+                        attempt.response = event
+                        attempt.outcome = outcome
         elif kind == "call_start":
             call_starts.append(event)
             call = event.call
@@ -245,8 +306,9 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                     # new_call(call), inline: most calls begin here.
                     call_info = calls[call] = new(CallInfo)
                     call_info.call = call
-                    call_info.decision = None
-                    call_info.attempts = []
+                    call_info.decision = call_info._attempts = None  # noqa: SLF001 (its records)
+                    call_info.sent = 0
+                    call_info._fill = fill  # noqa: SLF001
                 call_info.start = event
         elif kind == "decision":
             decisions.append(event)
@@ -262,7 +324,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             if call is not None:
                 call_info = calls.get(call)
                 if call_info is None:
-                    call_info = calls[call] = new_call(call)
+                    call_info = calls[call] = new_call(call, fill)
                 if call_info.decision is None:
                     call_info.decision = event
         elif kind == "task_start":
@@ -274,8 +336,9 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                     # new_task(task), inline: most tasks begin here.
                     task_info = tasks[task] = new(TaskInfo)
                     task_info.task = task
-                    task_info.end = None
-                    task_info.attempts = []
+                    task_info.end = task_info._attempts = None  # noqa: SLF001 (its records)
+                    task_info.sent = 0
+                    task_info._fill = fill_tasks  # noqa: SLF001
                     task_info.last_act = never
                     task_info.ok = False
                 task_info.start = event
@@ -287,7 +350,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             if task is not None:
                 task_info = tasks.get(task)
                 if task_info is None:
-                    task_info = tasks[task] = new_task(task)
+                    task_info = tasks[task] = new_task(task, fill_tasks)
                 task_info.end = event
                 task_info.ok = True if event.data.get("ok") else False  # noqa: SIM210 (no call)
         else:
@@ -302,44 +365,8 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
         task_info = tasks.get(task)
         if task_info is not None and at > task_info.last_act:
             task_info.last_act = at
-    index._answers = _facts(attempts, responses)  # noqa: SLF001 (its own index)
+    index._answers = list(answers.values())  # noqa: SLF001 (its own index)
     return index
-
-
-_DATA = attrgetter("data")
-_REQUEST_DATA = attrgetter("request.data")
-_REQUEST_FACTS = itemgetter("reached", "args", "layer")
-_ANSWER = itemgetter("outcome", "status", "code")
-
-
-def _facts(attempts: list[Attempt], responses: list[TraceEvent]) -> list[TraceEvent]:
-    """Set each attempt's ``reached``, ``args`` and ``layer``; return the distinct answers.
-
-    A trace written by hand may leave a field out: then each is read with its default,
-    as :class:`Attempt` reads it. The answers are the first response of each (outcome,
-    status, code), in trace order.
-    """
-    try:
-        facts = list(map(_REQUEST_FACTS, map(_REQUEST_DATA, attempts)))
-    except KeyError:
-        facts = [
-            (data.get("reached", True), data.get("args"), data.get("layer"))
-            for data in map(_REQUEST_DATA, attempts)
-        ]
-    for attempt, (reached, args, layer) in zip(attempts, facts, strict=True):
-        attempt.reached = True if reached else False  # noqa: SIM210 (no call)
-        attempt.args = args
-        attempt.layer = layer
-    try:
-        answers = list(map(_ANSWER, map(_DATA, responses)))
-    except KeyError:
-        answers = [
-            (data.get("outcome"), data.get("status"), data.get("code"))
-            for data in map(_DATA, responses)
-        ]
-    # Each answer's first position: read backwards, the first is written last.
-    first = dict(zip(reversed(answers), range(len(answers) - 1, -1, -1), strict=True))
-    return [responses[position] for position in sorted(first.values())]
 
 
 _cache: list[tuple[Sequence[TraceEvent], int, TraceIndex]] = []

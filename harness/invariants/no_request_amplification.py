@@ -136,7 +136,7 @@ class NoRequestAmplification:
                 )
             )
         for task, info in index.tasks.items():
-            if len(info.attempts) <= per_task:  # as above
+            if info.sent <= per_task:  # as above
                 continue
             excess = _excess(info.attempts, per_task)
             if excess is None:

@@ -7,13 +7,14 @@ the checkers read them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..world.trace import TraceEvent
 
-__all__ = ["OK_OUTCOMES", "Attempt", "CallInfo", "TaskInfo"]
+__all__ = ["OK_OUTCOMES", "Attempt", "CallInfo", "Filed", "TaskInfo"]
 
 OK_OUTCOMES = frozenset({"ok", "replayed"})
 """Outcomes of a successful attempt."""
@@ -27,13 +28,25 @@ class Attempt:
     look each one up in the request's data several times per attempt.
     """
 
-    __slots__ = ("args", "layer", "ordinal", "outcome", "reached", "request", "response")
+    __slots__ = (
+        "args",
+        "call_ordinal",
+        "layer",
+        "ordinal",
+        "outcome",
+        "reached",
+        "request",
+        "response",
+    )
 
     def __init__(self, request: TraceEvent, ordinal: int) -> None:
         """Pair nothing yet: ``request`` is the ``ordinal``-th request of its op."""
         self.request = request
         self.ordinal = ordinal
         """Position among every request of the op (all layers, all re-plans), from 1."""
+        self.call_ordinal = 0
+        """Position among the requests of its invocation, from 1 (0 without a call); the
+        index sets it when it files the attempt under its call."""
         self.response: TraceEvent | None = None
         self.outcome: Any = None
         """The response's ``outcome`` (None without a response), read once when paired."""
@@ -70,29 +83,92 @@ class Attempt:
         return None if self.response is None else self.response.data.get(name)
 
 
-@dataclass(slots=True, eq=False)
-class CallInfo:
+class Filed:
+    """What the index files requests under (a call, a task): how many, and which, lazily.
+
+    The index counts each request under its call and its task (``sent``) in
+    its pass; the lists of :attr:`attempts` are made for every record of the
+    kind at once, the first time one is read: a fleet has a call per operation
+    and a task per few, and most rules only count.
+    """
+
+    __slots__ = ("_attempts", "_fill", "sent")
+
+    def __init__(self, attempts: list[Attempt] | None = None) -> None:
+        """Hold ``attempts`` (none unless given)."""
+        self._attempts: list[Attempt] | None = [] if attempts is None else attempts
+        self.sent = len(self._attempts)
+        """How many requests the trace holds under this record."""
+        self._fill: Callable[[], None] | None = None
+        """Makes the list of attempts of every record of this kind (set by the index)."""
+
+    @property
+    def attempts(self) -> list[Attempt]:
+        """The attempts filed under this record, in trace order."""
+        found = self._attempts
+        if found is None:
+            fill = self._fill
+            if fill is not None:
+                fill()
+            found = self._attempts
+            if found is None:  # a record the index did not fill: nothing was filed
+                found = self._attempts = []
+        return found
+
+
+class CallInfo(Filed):
     """One invocation of an op: its ``call_start``, its attempts and its decision."""
 
-    call: str
-    start: TraceEvent | None = None
-    decision: TraceEvent | None = None
-    attempts: list[Attempt] = field(default_factory=list)
+    __slots__ = ("call", "decision", "start")
+
+    def __init__(
+        self,
+        call: str,
+        start: TraceEvent | None = None,
+        decision: TraceEvent | None = None,
+        attempts: list[Attempt] | None = None,
+    ) -> None:
+        """Record ``call`` with what is known of it."""
+        super().__init__(attempts)
+        self.call = call
+        self.start = start
+        self.decision = decision
+
+    def __repr__(self) -> str:
+        """Name the call and how many requests it sent."""
+        return f"CallInfo(call={self.call!r}, sent={self.sent})"
 
 
-@dataclass(slots=True, eq=False)
-class TaskInfo:
+class TaskInfo(Filed):
     """One task: its start (with the deadline), its end and its attempts."""
 
-    task: str
-    start: TraceEvent | None = None
-    end: TraceEvent | None = None
-    attempts: list[Attempt] = field(default_factory=list)
-    last_act: float = -math.inf
-    """The latest time a request of the task started or a decision of it came (``-inf``
-    without either): what the deadline rule and the deadline overrun compare."""
-    deadline: float | None = None
-    """The task's absolute deadline, if its start was recorded with one (read from the
-    start once, when the index is built)."""
-    ok: bool = False
-    """Whether its end was recorded and says ``ok`` (read once, when the index is built)."""
+    __slots__ = ("deadline", "end", "last_act", "ok", "start", "task")
+
+    def __init__(
+        self,
+        task: str,
+        *,
+        start: TraceEvent | None = None,
+        end: TraceEvent | None = None,
+        attempts: list[Attempt] | None = None,
+        last_act: float = -math.inf,
+        deadline: float | None = None,
+        ok: bool = False,
+    ) -> None:
+        """Record ``task`` with what is known of it."""
+        super().__init__(attempts)
+        self.task = task
+        self.start = start
+        self.end = end
+        self.last_act = last_act
+        """The latest time a request of the task started or a decision of it came (``-inf``
+        without either): what the deadline rule and the deadline overrun compare."""
+        self.deadline = deadline
+        """The task's absolute deadline, if its start was recorded with one (read from the
+        start once, when the index is built)."""
+        self.ok = ok
+        """Whether its end was recorded and says ``ok`` (read once, when the index is built)."""
+
+    def __repr__(self) -> str:
+        """Name the task and how many requests it sent."""
+        return f"TaskInfo(task={self.task!r}, sent={self.sent})"

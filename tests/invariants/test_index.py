@@ -1,3 +1,5 @@
+import pytest
+
 from retrychaos.invariants.base import fmt_t, nth, plural
 from retrychaos.invariants.index import build, index_of
 
@@ -152,3 +154,42 @@ def test_answers_are_each_first_response_in_trace_order(trace):
         (502, "BAD_GATEWAY"),
     ]
     assert answers[0] is index.by_request[first.seq].response
+
+
+def test_calls_and_tasks_file_their_attempts_in_trace_order(trace):
+    """Each call and task counts its requests and lists them, interleaved or not, as recorded."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    a = trace.request(0.0)
+    trace.task("t2", at=0.0, agent=1)
+    trace.call("t2-c0-i1", op="t2-c0", tool="search")
+    b = trace.request(0.1)
+    c = trace.emit("request", 0.2, task="t1", call="t1-c0-i1", op="t1-c0", agent=0)
+    trace.call("t2-c0-i2", op="t2-c0", tool="search", invocation=2)
+    d = trace.request(0.3)
+    orphan = trace.emit("request", 0.4, task=None, call=None, op="loose")
+    index = build(trace.events)
+    seqs = {name: [x.request.seq for x in info.attempts] for name, info in index.calls.items()}
+    assert seqs == {"t1-c0-i1": [a.seq, c.seq], "t2-c0-i1": [b.seq], "t2-c0-i2": [d.seq]}
+    assert {name: info.sent for name, info in index.calls.items()} == {
+        name: len(found) for name, found in seqs.items()
+    }
+    assert [x.call_ordinal for x in index.attempts] == [1, 1, 2, 1, 0]
+    tasks = {name: [x.request.seq for x in info.attempts] for name, info in index.tasks.items()}
+    assert tasks == {"t1": seqs["t1-c0-i1"], "t2": [b.seq, d.seq]}
+    assert [info.sent for info in index.tasks.values()] == [2, 2]
+    assert index.by_request[orphan.seq].call_ordinal == 0
+    # A record the index never filled (made on demand) has no attempts.
+    assert index.call("nobody").attempts == []
+    assert index.task("nobody").attempts == []
+
+
+def test_a_calls_attempts_read_after_its_index_is_dropped_say_so(trace):
+    """The lists are made from the index when first read: without it, a clear error, not []."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.request(0.0)
+    call = build(trace.events).calls["t1-c0-i1"]
+    assert call.sent == 1
+    with pytest.raises(ReferenceError, match="index was dropped"):
+        _ = call.attempts
