@@ -125,7 +125,7 @@ def count_senders(attempts: Iterable[Attempt], index: TraceIndex) -> dict[str, i
     call's first is the controller's retry, and only a first one looks up its call's
     invocation. Only the kinds counted appear.
     """
-    layers = _LAYERS
+    layers, calls = _LAYERS, index.calls
     counts: dict[str, int] = {}
     retries = 0
     for attempt in attempts:
@@ -138,7 +138,13 @@ def count_senders(attempts: Iterable[Attempt], index: TraceIndex) -> dict[str, i
         if attempt.call_ordinal > 1:
             retries += 1
             continue
-        kind = MODEL_REPLAN if invocation_of(index, attempt.request.call) > 1 else FIRST_ATTEMPT
+        # invocation_of(index, call) > 1, its usual case (a recorded int) inline.
+        call = attempt.request.call
+        info = calls.get(call) if call is not None else None
+        start = None if info is None else info.start
+        value = None if start is None else start.data.get("invocation")
+        invocation = value if type(value) is int and value >= 1 else invocation_of(index, call)
+        kind = MODEL_REPLAN if invocation > 1 else FIRST_ATTEMPT
         counts[kind] = counts.get(kind, 0) + 1
     if retries:
         counts[CONTROLLER_RETRY] = retries
