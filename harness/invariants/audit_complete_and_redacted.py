@@ -143,6 +143,39 @@ def _coverage_violation(call: CallInfo, audited: set[int]) -> Violation | None:
     )
 
 
+def _judge_records(
+    audits: Sequence[TraceEvent], found: Found, *, shared: bool
+) -> dict[Any, int | set[int]]:
+    """Judge each audit event (parts a and b); return the attempt numbers recorded per call.
+
+    A call's numbers are an int when it recorded one, else a set.
+    """
+    audited: dict[Any, int | set[int]] = {}
+    for event in audits:
+        data = event.data
+        # A record with nothing leaked and nothing missing breaks neither (a) nor (b).
+        if (shared or event.agent is not None) and (data.get("leaks") or data.get("missing")):
+            found.extend(_record_violations(event))
+        # _record and _attempt_number, their usual case (a dict, an int) inline.
+        record = data.get("record")
+        if type(record) is not dict:
+            record = _record(event)
+        number = record.get("attempt")
+        if type(number) is not int:
+            number = _attempt_number(number)
+        if number is not None:
+            call_id = record.get("call_id", event.call)
+            # One number as itself, two or more as a set: most calls number one attempt.
+            seen = audited.get(call_id)
+            if seen is None:
+                audited[call_id] = number
+            elif isinstance(seen, set):
+                seen.add(number)
+            elif seen != number:
+                audited[call_id] = {seen, number}
+    return audited
+
+
 class AuditCompleteAndRedacted:
     """One audit record per attempt with the required fields, and no secret in any."""
 
@@ -193,27 +226,21 @@ class _Parts:
         self.audited = self.audited or any(
             shared or event.agent is not None for event in index.audits
         )
-        audited: dict[Any, set[int]] = {}
-        for event in index.audits:
-            data = event.data
-            # A record with nothing leaked and nothing missing breaks neither (a) nor (b).
-            if (shared or event.agent is not None) and (data.get("leaks") or data.get("missing")):
-                self.found.extend(_record_violations(event))
-            record = _record(event)
-            number = _attempt_number(record.get("attempt"))
-            if number is not None:
-                call_id = record.get("call_id", event.call)
-                numbers = audited.get(call_id)
-                if numbers is None:
-                    audited[call_id] = {number}
-                else:
-                    numbers.add(number)
+        audited = _judge_records(index.audits, self.found, shared=shared)
         for call in index.calls.values():
-            if call.attempts:
-                numbers = audited.get(call.call)
-                if numbers is not None and len(numbers) >= len(call.attempts):
+            if call.sent:  # its attempts are listed only when a call is not covered
+                seen = audited.get(call.call)
+                if seen is None:
+                    numbers: set[int] = set()
+                elif isinstance(seen, int):
+                    if call.sent == 1:
+                        continue  # covered (as below), without making a set
+                    numbers = {seen}
+                else:
+                    numbers = seen
+                if len(numbers) >= call.sent:
                     continue  # at least as many records as attempts of any layer: covered
-                violation = _coverage_violation(call, numbers or set())
+                violation = _coverage_violation(call, numbers)
                 if violation is not None and (shared or violation.agent is not None):
                     self.found.append(violation)
 
