@@ -182,16 +182,16 @@ class MetricsTotals:
         self.opless_commits += commits[None]
         self.ops += len(ops)
         self.sent += len(counted)
-        first_ok = 0
-        for op, attempts in index.ops.items():
-            first = attempts[0]
-            if (
-                first.outcome in OK_OUTCOMES
-                and op is not None
-                and (shared or first.request.agent is not None)
-            ):
-                first_ok += 1
-        self.first_ok += first_ok
+        if shared:
+            self.first_ok += index.firsts_ok
+        else:
+            self.first_ok += sum(
+                1
+                for op, attempts in index.ops.items()
+                if op is not None
+                and attempts[0].outcome in OK_OUTCOMES
+                and attempts[0].request.agent is not None
+            )
         deadlines = self._tasks(index.tasks.values(), shared=shared)
         self.reaching += sum(map(_REACHED, counted))
         if not shared:  # the index's latest acts count every request and decision: not these

@@ -79,13 +79,7 @@ class HonestOutcomes:
         successes = _Successes(index)
         violations: list[Violation] = []
         calls, first_ok = index.calls, successes.ops
-        for event in index.of_kind("decision"):
-            call = event.call
-            if call is None:
-                continue
-            info = calls.get(call)
-            if info is None or info.decision is not event:
-                continue
+        for event in index.decided:  # each call's first decision: the one judged
             # The usual cases, decided here as _problem decides them: a success its op's
             # earlier success explains, a failure carrying a known decision.
             data = event.data
@@ -97,6 +91,7 @@ class HonestOutcomes:
                 name = data.get("decision")
                 if name != "ok" and (name in DECISIONS or name in _HARNESS_DECISIONS):
                     continue
+            info = calls[event.call]  # type: ignore[index]  # a decided call has an id
             problem = _problem(event, info.start, successes)
             if problem is not None:
                 violations.append(_violation(event, info.attempts, *problem))

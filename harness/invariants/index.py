@@ -15,16 +15,15 @@ the oldest waiting request of the op.
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass, field
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .base import EPS
-from .records import OK_OUTCOMES, Attempt, CallInfo, TaskInfo
+from .records import OK_OUTCOMES, Attempt, CallInfo, TaskInfo, blank_call, blank_task, filler
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from ..world.spec import Scenario, ToolSpec
     from ..world.trace import TraceEvent
@@ -57,6 +56,11 @@ class TraceIndex:
     that names the checker and what it was derived for)."""
     first_ok: dict[str | None, int] = field(default_factory=dict)
     """The ``seq`` of each op's first response with an outcome in :data:`OK_OUTCOMES`."""
+    decided: list[TraceEvent] = field(default_factory=list)
+    """Each call's first decision (its :attr:`CallInfo.decision`), in trace order."""
+    firsts_ok: int = 0
+    """How many ops (but None) had their first request answered with an outcome in
+    :data:`OK_OUTCOMES` (the metrics' first-attempt successes)."""
     _answers: list[TraceEvent] = field(default_factory=list)
     _by_request: dict[int, Attempt] | None = None
     _by_response: dict[int, Attempt] | None = None
@@ -140,65 +144,6 @@ _COMMON = ("response", "call_start", "decision", "task_start", "task_end")
 _new = object.__new__
 
 
-def _new_task(task: str, fill: Callable[[], None]) -> TaskInfo:
-    """A :class:`TaskInfo` with nothing recorded yet, its slots set directly (the hot loop).
-
-    ``fill`` makes every task's list of attempts when one is first read.
-    """
-    info: TaskInfo = _new(TaskInfo)
-    info.task = task
-    info.start = info.end = info.deadline = info._attempts = None  # noqa: SLF001 (its records)
-    info.sent = 0
-    info._fill = fill  # noqa: SLF001
-    info.last_act = -math.inf
-    info.ok = False
-    return info
-
-
-def _new_call(call: str, fill: Callable[[], None]) -> CallInfo:
-    """A :class:`CallInfo` with nothing recorded yet, its slots set directly (the hot loop).
-
-    ``fill`` makes every call's list of attempts when one is first read.
-    """
-    info: CallInfo = _new(CallInfo)
-    info.call = call
-    info.start = info.decision = info._attempts = None  # noqa: SLF001 (its records)
-    info.sent = 0
-    info._fill = fill  # noqa: SLF001
-    return info
-
-
-_CALL_OF = attrgetter("request.call")
-_TASK_OF = attrgetter("request.task")
-
-
-def _filler(index: TraceIndex, of: str) -> Callable[[], None]:
-    """Return what files every attempt of ``index`` under its call (``of="call"``) or task.
-
-    It runs once, when the first list is read. It holds the index weakly: the
-    index holds the records, which hold it.
-    """
-    held = weakref.ref(index)
-    name_of = _CALL_OF if of == "call" else _TASK_OF
-
-    def fill() -> None:
-        found = held()
-        if found is None:
-            msg = f"the attempts of a {of} were read after its trace's index was dropped"
-            raise ReferenceError(msg)
-        records: dict[str, CallInfo] | dict[str, TaskInfo] = (
-            found.calls if of == "call" else found.tasks
-        )
-        for info in records.values():
-            if info._attempts is None:  # noqa: SLF001 (its records)
-                info._attempts = []  # noqa: SLF001
-        for attempt, name in zip(found.attempts, map(name_of, found.attempts), strict=True):
-            if name is not None:
-                records[name]._attempts.append(attempt)  # type: ignore[union-attr]  # noqa: SLF001
-
-    return fill
-
-
 def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, PLR0915 (one pass, inlined)
     """Index ``events`` in one pass (every kind a fleet's trace is made of handled inline).
 
@@ -218,15 +163,16 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
         index.tasks,
         index.kinds,
     )
-    first_ok = index.first_ok
+    first_ok, decided = index.first_ok, index.decided
+    firsts_ok = 0
     common: tuple[list[TraceEvent], ...] = tuple([] for _ in _COMMON)
     responses, call_starts, decisions, task_starts, task_ends = common
     answers: dict[tuple[Any, Any, Any], TraceEvent] = {}  # each answer's first response
     request_facts, answer_of = _REQUEST_FACTS, _ANSWER
     late: dict[str, float] = {}  # the latest decision of a task not seen yet
     ok_outcomes = OK_OUTCOMES
-    new, new_task, new_call = _new, _new_task, _new_call
-    fill, fill_tasks = _filler(index, "call"), _filler(index, "task")
+    new, new_task, new_call = _new, blank_task, blank_call
+    fill, fill_tasks = filler(index, "call"), filler(index, "task")
     never = -math.inf
     for event in events:
         kind = event.kind
@@ -279,7 +225,8 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                 answers[answer] = event
             outcome = answer[0]
             op = event.op
-            if outcome in ok_outcomes and op not in first_ok:
+            ok = outcome in ok_outcomes
+            if ok and op not in first_ok:
                 first_ok[op] = event.seq
             # The op's requests still waiting are those of its history without a response
             # (only this pairing gives one): most often its only request, or its last.
@@ -291,12 +238,16 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                     if attempt.response is None:
                         attempt.response = event
                         attempt.outcome = outcome
+                        if ok and size == 1 and op is not None:
+                            firsts_ok += 1
                 else:
                     pending = [a for a in history if a.response is None]
                     if pending:  # every rule of _pick chooses the only one
                         attempt = pending[0] if len(pending) == 1 else _pick(pending, event)
                         attempt.response = event
                         attempt.outcome = outcome
+                        if ok and attempt.ordinal == 1 and op is not None:
+                            firsts_ok += 1
         elif kind == "call_start":
             call_starts.append(event)
             call = event.call
@@ -327,6 +278,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                     call_info = calls[call] = new_call(call, fill)
                 if call_info.decision is None:
                     call_info.decision = event
+                    decided.append(event)
         elif kind == "task_start":
             task_starts.append(event)
             task = event.task
@@ -358,6 +310,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             if bucket is None:
                 bucket = kinds[kind] = []
             bucket.append(event)
+    index.firsts_ok = firsts_ok
     for kind, found in zip(_COMMON, common, strict=True):
         if found:
             kinds[kind] = found

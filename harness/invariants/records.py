@@ -1,20 +1,34 @@
 """The records of a trace's index: an attempt, an invocation, a task.
 
-:mod:`.index` builds them in one pass over the events (and re-exports them);
-the checkers read them.
+:mod:`.index` builds them in one pass over the events (and re-exports them),
+starting each call and task from :func:`blank_call` and :func:`blank_task` and
+filing their attempts' lists with :func:`filler` when one is first read; the
+checkers read them.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..world.trace import TraceEvent
+    from .index import TraceIndex
 
-__all__ = ["OK_OUTCOMES", "Attempt", "CallInfo", "Filed", "TaskInfo"]
+__all__ = [
+    "OK_OUTCOMES",
+    "Attempt",
+    "CallInfo",
+    "Filed",
+    "TaskInfo",
+    "blank_call",
+    "blank_task",
+    "filler",
+]
 
 OK_OUTCOMES = frozenset({"ok", "replayed"})
 """Outcomes of a successful attempt."""
@@ -172,3 +186,62 @@ class TaskInfo(Filed):
     def __repr__(self) -> str:
         """Name the task and how many requests it sent."""
         return f"TaskInfo(task={self.task!r}, sent={self.sent})"
+
+
+def blank_task(task: str, fill: Callable[[], None]) -> TaskInfo:
+    """A :class:`TaskInfo` with nothing recorded yet, its slots set directly (the hot loop).
+
+    ``fill`` makes every task's list of attempts when one is first read.
+    """
+    info: TaskInfo = object.__new__(TaskInfo)
+    info.task = task
+    info.start = info.end = info.deadline = info._attempts = None  # noqa: SLF001 (this module's records)
+    info.sent = 0
+    info._fill = fill  # noqa: SLF001 (this module's records)
+    info.last_act = -math.inf
+    info.ok = False
+    return info
+
+
+def blank_call(call: str, fill: Callable[[], None]) -> CallInfo:
+    """A :class:`CallInfo` with nothing recorded yet, its slots set directly (the hot loop).
+
+    ``fill`` makes every call's list of attempts when one is first read.
+    """
+    info: CallInfo = object.__new__(CallInfo)
+    info.call = call
+    info.start = info.decision = info._attempts = None  # noqa: SLF001 (this module's records)
+    info.sent = 0
+    info._fill = fill  # noqa: SLF001 (this module's records)
+    return info
+
+
+_CALL_OF = attrgetter("request.call")
+_TASK_OF = attrgetter("request.task")
+
+
+def filler(index: TraceIndex, of: str) -> Callable[[], None]:
+    """Return what files every attempt of ``index`` under its call (``of="call"``) or task.
+
+    It runs once, when the first list is read. It holds the index weakly: the
+    index holds the records, which hold it.
+    """
+    held = weakref.ref(index)
+    name_of = _CALL_OF if of == "call" else _TASK_OF
+
+    def fill() -> None:
+        found = held()
+        if found is None:
+            msg = f"the attempts of a {of} were read after its trace's index was dropped"
+            raise ReferenceError(msg)
+        records: dict[str, CallInfo] | dict[str, TaskInfo] = (
+            found.calls if of == "call" else found.tasks
+        )
+        for info in records.values():
+            if info._attempts is None:  # noqa: SLF001 (this module's records)
+                info._attempts = []  # noqa: SLF001 (this module's records)
+        for attempt, name in zip(found.attempts, map(name_of, found.attempts), strict=True):
+            if name is not None:
+                records[name]._attempts.append(attempt)  # type: ignore[union-attr]  # noqa: SLF001 (this module's records)
+
+    return fill
