@@ -50,7 +50,8 @@ class TraceIndex:
     calls: dict[str, CallInfo] = field(default_factory=dict)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     kinds: dict[str, list[TraceEvent]] = field(default_factory=dict)
-    """The events of each kind but ``request`` (see :attr:`attempts`), in trace order."""
+    """The events of each kind but ``request`` (see :attr:`attempts`), in trace order; the
+    kinds in :data:`_ON_DEMAND` only once :meth:`of_kind` was asked for them."""
     memo: dict[Any, Any] = field(default_factory=dict)
     """What a checker derived from this trace, for another pass over it to reuse (by a key
     that names the checker and what it was derived for)."""
@@ -90,6 +91,9 @@ class TraceIndex:
 
     def of_kind(self, kind: str) -> list[TraceEvent]:
         """Return the events of ``kind`` (not ``request``), in trace order."""
+        if kind in _ON_DEMAND and kind not in self.kinds:
+            found = self.kinds[kind] = [event for event in self.events if event.kind == kind]
+            return found
         return self.kinds.get(kind, [])
 
     def answers(self) -> list[TraceEvent]:
@@ -138,8 +142,11 @@ def _pick(waiting: list[Attempt], response: TraceEvent) -> Attempt:
 _REQUEST_FACTS = itemgetter("reached", "args", "layer")
 _ANSWER = itemgetter("outcome", "status", "code")
 
-_COMMON = ("response", "call_start", "decision", "task_start", "task_end")
-"""The kinds but ``request`` every fleet trace is made of, gathered without a lookup."""
+_COMMON = ("call_start", "decision")
+"""The kinds a fleet's trace is mostly made of that rules ask for, gathered without a lookup."""
+_ON_DEMAND = frozenset({"response", "task_start", "task_end"})
+"""The kinds a fleet's trace is mostly made of that the rules read through the attempts and
+tasks instead: gathered only when asked for (a fleet has hundreds of thousands of each)."""
 
 _new = object.__new__
 
@@ -166,7 +173,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
     first_ok, decided = index.first_ok, index.decided
     firsts_ok = 0
     common: tuple[list[TraceEvent], ...] = tuple([] for _ in _COMMON)
-    responses, call_starts, decisions, task_starts, task_ends = common
+    call_starts, decisions = common
     answers: dict[tuple[Any, Any, Any], TraceEvent] = {}  # each answer's first response
     request_facts, answer_of = _REQUEST_FACTS, _ANSWER
     late: dict[str, float] = {}  # the latest decision of a task not seen yet
@@ -215,7 +222,6 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                     call_info = calls[call] = new_call(call, fill)
                 attempt.call_ordinal = call_info.sent = call_info.sent + 1
         elif kind == "response":
-            responses.append(event)
             data = event.data
             try:
                 answer = answer_of(data)
@@ -280,7 +286,6 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                     call_info.decision = event
                     decided.append(event)
         elif kind == "task_start":
-            task_starts.append(event)
             task = event.task
             if task is not None:
                 task_info = tasks.get(task)
@@ -297,7 +302,6 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                 deadline = event.data.get("deadline")
                 task_info.deadline = None if deadline is None else float(deadline)
         elif kind == "task_end":
-            task_ends.append(event)
             task = event.task
             if task is not None:
                 task_info = tasks.get(task)

@@ -193,3 +193,22 @@ def test_a_calls_attempts_read_after_its_index_is_dropped_say_so(trace):
     assert call.sent == 1
     with pytest.raises(ReferenceError, match="index was dropped"):
         _ = call.attempts
+
+
+def test_every_kind_is_given_in_trace_order_whether_gathered_in_the_pass_or_on_demand(trace):
+    """of_kind gives each kind's events as recorded, the kinds a fleet has most of included."""
+    trace.task("t1")
+    trace.call("t1-c0-i1", op="t1-c0", tool="search")
+    trace.attempt(at=0.0, end=0.1, outcome="status", status=503)
+    trace.attempt(at=0.5, end=0.6, outcome="ok")
+    trace.decision("ok", at=0.6)
+    trace.task_end(ok=True, at=0.6)
+    trace.emit("audit", 0.6, record={"attempt": 1})
+    index = build(trace.events)
+    for kind in ("response", "call_start", "decision", "task_start", "task_end", "audit"):
+        expected = [event for event in trace.events if event.kind == kind]
+        assert expected, kind
+        assert index.of_kind(kind) == expected
+        assert index.of_kind(kind) == expected  # asked again: the same
+    assert index.of_kind("request") == []  # requests are the attempts
+    assert index.of_kind("commit") == []
