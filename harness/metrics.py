@@ -183,7 +183,7 @@ class MetricsTotals:
         self.ops += len(ops)
         self.sent += len(counted)
         if shared:
-            self.first_ok += index.firsts_ok
+            self.first_ok += index.first_attempts_ok
         else:
             self.first_ok += sum(
                 1

@@ -230,16 +230,10 @@ class _Parts:
         for call in index.calls.values():
             if call.sent:  # its attempts are listed only when a call is not covered
                 seen = audited.get(call.call)
-                if seen is None:
-                    numbers: set[int] = set()
-                elif isinstance(seen, int):
-                    if call.sent == 1:
-                        continue  # covered (as below), without making a set
-                    numbers = {seen}
-                else:
-                    numbers = seen
-                if len(numbers) >= call.sent:
+                recorded = 0 if seen is None else 1 if isinstance(seen, int) else len(seen)
+                if recorded >= call.sent:
                     continue  # at least as many records as attempts of any layer: covered
+                numbers = set() if seen is None else {seen} if isinstance(seen, int) else seen
                 violation = _coverage_violation(call, numbers)
                 if violation is not None and (shared or violation.agent is not None):
                     self.found.append(violation)

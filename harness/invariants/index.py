@@ -59,7 +59,7 @@ class TraceIndex:
     """The ``seq`` of each op's first response with an outcome in :data:`OK_OUTCOMES`."""
     decided: list[TraceEvent] = field(default_factory=list)
     """Each call's first decision (its :attr:`CallInfo.decision`), in trace order."""
-    firsts_ok: int = 0
+    first_attempts_ok: int = 0
     """How many ops (but None) had their first request answered with an outcome in
     :data:`OK_OUTCOMES` (the metrics' first-attempt successes)."""
     _answers: list[TraceEvent] = field(default_factory=list)
@@ -171,7 +171,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
         index.kinds,
     )
     first_ok, decided = index.first_ok, index.decided
-    firsts_ok = 0
+    first_attempts_ok = 0
     common: tuple[list[TraceEvent], ...] = tuple([] for _ in _COMMON)
     call_starts, decisions = common
     answers: dict[tuple[Any, Any, Any], TraceEvent] = {}  # each answer's first response
@@ -198,7 +198,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             attempt.reached = True if reached else False  # noqa: SIM210 (no call)
             op = event.op
             history = ops.get(op)
-            if history is None:  # an op's first request: its history and its queue begin
+            if history is None:  # an op's first request: its history begins
                 attempt.ordinal = 1
                 ops[op] = [attempt]
             else:
@@ -245,7 +245,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                         attempt.response = event
                         attempt.outcome = outcome
                         if ok and size == 1 and op is not None:
-                            firsts_ok += 1
+                            first_attempts_ok += 1
                 else:
                     pending = [a for a in history if a.response is None]
                     if pending:  # every rule of _pick chooses the only one
@@ -253,7 +253,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                         attempt.response = event
                         attempt.outcome = outcome
                         if ok and attempt.ordinal == 1 and op is not None:
-                            firsts_ok += 1
+                            first_attempts_ok += 1
         elif kind == "call_start":
             call_starts.append(event)
             call = event.call
@@ -314,7 +314,7 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             if bucket is None:
                 bucket = kinds[kind] = []
             bucket.append(event)
-    index.firsts_ok = firsts_ok
+    index.first_attempts_ok = first_attempts_ok
     for kind, found in zip(_COMMON, common, strict=True):
         if found:
             kinds[kind] = found
