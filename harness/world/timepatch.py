@@ -20,7 +20,8 @@ monotonic ones (freezegun's read the wall face, ~1.7e9 s, where float
 precision breaks asyncio timers). References to the real functions held by
 modules (``from time import monotonic``) are swapped for the run, as by
 freezegun's ``start()``, which walks and checks every loaded module in every
-run (2.5 of a fuzz example's 6.6 ms): the walk is kept (:class:`_ModuleScan`).
+run (2.5 of a fuzz example's 6.6 ms): the walk is kept
+(:class:`~retrychaos.world.module_scan.ModuleScan`).
 A module imported during a run is put back on the real functions at its
 end, whatever faces it bound: no later run reads a finished run's clock.
 """
@@ -44,6 +45,7 @@ import freezegun.api as fz
 
 from ..errors import RunAborted
 from .localtime import local_zone
+from .module_scan import SCAN, chosen
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -56,7 +58,6 @@ _NO_OFFSET = dt.timedelta(0)
 _real_sleep = time.sleep
 _freezegun_attributes = fz._get_cached_module_attributes  # noqa: SLF001
 _all_attributes = fz._get_module_attributes  # noqa: SLF001
-_REAL_IDS = fz._real_time_object_ids  # noqa: SLF001
 
 # The time module's functions a run replaces, with the real ones freezegun saved;
 # freezegun's own fakes go by their names in its module (and in any that
@@ -65,7 +66,6 @@ _NAMES: tuple[str, ...] = ("time", "monotonic", "perf_counter", "localtime", "gm
 _NAMES += ("time_ns", "monotonic_ns", "perf_counter_ns")
 _REAL_TIME = {name: getattr(fz, f"real_{name}") for name in _NAMES}
 _FREEZEGUN_NAMES = frozenset({"FakeDate", "FakeDatetime", *(f"fake_{name}" for name in _NAMES)})
-_SKIPPED_MODULES = ("datetime", "time")
 
 # Modules whose time must stay real: the test runner's own timing and the
 # property-testing engine's deadlines (see NOTES: patched clocks around
@@ -193,8 +193,8 @@ class _Run:
         _uuid_clock(None, None)
         copyreg.dispatch_table[fz.real_datetime] = fz.pickle_fake_datetime
         copyreg.dispatch_table[fz.real_date] = fz.pickle_fake_date
-        plan, others = _SCAN.refresh(self.ignore)
-        self.names, self.objects = _SCAN.names, _SCAN.objects
+        plan, others = SCAN.refresh(self.ignore)
+        self.names, self.objects = SCAN.names, SCAN.objects
         fakes, undo = self.fakes, self.undo
         for module, name, real, _own, _index in plan:
             setattr(module, name, fakes[id(real)])
@@ -235,7 +235,7 @@ class _Run:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for name, module in list(modules.items()):
-                if before.get(name) is module or not _chosen(name, module, self.ignore):
+                if before.get(name) is module or not chosen(name, module, self.ignore):
                     continue
                 for attribute, value in _attributes(module):
                     real = self.reals.get(id(value))
@@ -251,133 +251,13 @@ def _uuid_clock(generate: Any, create: Any) -> None:
     uuid._last_timestamp = None  # type: ignore[attr-defined]  # noqa: SLF001
 
 
-def _chosen(name: str, module: Any, ignore: tuple[str, ...]) -> bool:
-    """Whether freezegun's ``start()`` would patch this loaded module."""
-    if module is None or name == fz.__name__:
-        return False
-    if name.startswith(ignore) or name.endswith(".six.moves"):
-        return False
-    return hasattr(module, "__name__") and module.__name__ not in _SKIPPED_MODULES
-
-
-def _time_attributes(names: dict[str, Any]) -> list[tuple[str, Any]] | None:
-    """The items of a module's ``__dict__`` that hold real time functions, or None.
-
-    For a plain module that is what freezegun's ``getattr`` of each name of
-    its ``dir()`` finds; for one with its own ``__getattr__`` the dict keeps
-    it lazy (freezegun's way imports all it lists: ``retrychaos``'s exports
-    are some 170 modules, 0.4 s of CPU), and what is not loaded yet is a
-    reference nobody holds. None for a module with only its own ``__dir__``:
-    freezegun's own check reads it, in every run.
-    """
-    if "__getattr__" not in names and "__dir__" in names:
-        return None
-    return [(name, value) for name, value in list(names.items()) if id(value) in _REAL_IDS]
-
-
 def _attributes(module: Any) -> list[tuple[str, Any]]:
-    """All of a module's attributes, read as :func:`_time_attributes` reads them."""
+    """All of a module's attributes, read as :func:`.module_scan.time_attributes` reads them."""
     if type(module) is ModuleType:
         names = module.__dict__
         if "__getattr__" in names or "__dir__" not in names:
             return list(names.items())
     return _all_attributes(module)
-
-
-class _ModuleScan:
-    """What the last entry found in ``sys.modules``, for the next to check cheaply.
-
-    Modules are chosen again when ``sys.modules`` holds other names, objects
-    or types, or freezegun's ignore list changed. A plain module is read
-    again when its keys changed (tuples in the dict's order, made and compared
-    in C: 0.5 ms for 900 modules, 33,000 names), so a name deleted and bound
-    again is seen (freezegun's check, by the set of names, misses it), or when
-    a time function it held was replaced (freezegun would lose the new value).
-    Not seen, as by freezegun: a name rebound to a time function, keys the
-    same. Any other module gets freezegun's own check, in every run.
-    """
-
-    __slots__ = (
-        *("dicts", "fixed", "found", "ignore", "keys", "modules"),
-        *("names", "objects", "others", "plan", "types"),
-    )
-
-    def __init__(self) -> None:
-        self.names: tuple[str, ...] = ()
-        self.objects: tuple[Any, ...] = ()
-        self.types: tuple[type, ...] = ()
-        self.ignore: tuple[str, ...] = ()
-        self.modules: list[ModuleType] = []
-        self.dicts: list[dict[str, Any]] = []
-        self.keys: list[tuple[str, ...]] = []
-        self.found: list[list[tuple[str, Any]] | None] = []
-        self.fixed: list[Any] = []
-        self.others: list[Any] = []
-        self.plan: list[tuple[ModuleType, str, Any, dict[str, Any], int]] = []
-
-    def refresh(self, ignore: tuple[str, ...]) -> tuple[list[Any], list[Any]]:
-        """The references to patch (module, name, real, ...); the modules freezegun reads."""
-        modules = sys.modules
-        names, objects = tuple(modules), tuple(modules.values())
-        if (
-            names != self.names
-            or ignore != self.ignore
-            or not all(map(is_, objects, self.objects))
-            or not all(map(is_, map(type, objects), self.types))
-        ):
-            self._walk(names, objects, ignore)
-        else:
-            keys = list(map(tuple, self.dicts))
-            if keys != self.keys:
-                for index, (new, old) in enumerate(zip(keys, self.keys, strict=True)):
-                    if new != old:
-                        self.found[index] = _time_attributes(self.dicts[index])
-                self.keys = keys
-                self._plan()
-        stale = {index for _m, name, real, own, index in self.plan if own.get(name) is not real}
-        for index in stale:
-            self.found[index] = _time_attributes(self.dicts[index])
-        if stale:
-            self._plan()
-        return self.plan, self.others
-
-    def _walk(
-        self, names: tuple[str, ...], objects: tuple[Any, ...], ignore: tuple[str, ...]
-    ) -> None:
-        """Choose the modules again; read those that are new or whose names changed."""
-        known = dict(
-            zip(map(id, self.modules), zip(self.keys, self.found, strict=True), strict=True)
-        )
-        self.modules, self.dicts, self.keys, self.found, self.fixed = [], [], [], [], []
-        types = tuple(map(type, objects))
-        for name, module, kind in zip(names, objects, types, strict=True):
-            if not _chosen(name, module, ignore):
-                continue
-            if kind is not ModuleType:
-                self.fixed.append(module)
-                continue
-            own = module.__dict__
-            keys = tuple(own)
-            seen = known.get(id(module))
-            self.modules.append(module)
-            self.dicts.append(own)
-            self.keys.append(keys)
-            self.found.append(seen[1] if seen and seen[0] == keys else _time_attributes(own))
-        self.names, self.objects, self.types, self.ignore = names, objects, types, ignore
-        self._plan()
-
-    def _plan(self) -> None:
-        triples = zip(self.modules, self.dicts, self.found, strict=True)
-        self.plan = [
-            (module, name, real, own, index)
-            for index, (module, own, found) in enumerate(triples)
-            for name, real in found or ()
-        ]
-        found = zip(self.modules, self.found, strict=True)
-        self.others = self.fixed + [module for module, read in found if read is None]
-
-
-_SCAN = _ModuleScan()
 
 
 def _outside_sleep(loop: VirtualEventLoop, seconds: float) -> None:

@@ -14,7 +14,7 @@ import freezegun
 import freezegun.api as fz
 import pytest
 
-from retrychaos.world import timepatch
+from retrychaos.world import module_scan
 from retrychaos.world.runtime import run_virtual
 
 if TYPE_CHECKING:
@@ -120,16 +120,19 @@ def test_a_reference_bound_to_another_value_between_runs_keeps_that_value(
 def test_a_module_whose_names_are_unchanged_is_not_read_again(
     probe: Callable[..., types.ModuleType], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The walk is kept: a module is read when it is new and when its names change, not else."""
+    """The walk is kept: a module is read when it is new and when its names change, not else.
+
+    Its names change when their count does, or the last of them.
+    """
     read: list[tuple[str, ...]] = []
-    reader = timepatch._time_attributes
+    reader = module_scan.time_attributes
 
     def counted(names: dict[str, Any]) -> list[tuple[str, Any]] | None:
         if names.get("__name__") == NAME:
             read.append(tuple(names))
         return reader(names)
 
-    monkeypatch.setattr(timepatch, "_time_attributes", counted)
+    monkeypatch.setattr(module_scan, "time_attributes", counted)
     module = probe(monotonic=time.monotonic)
     for _ in range(3):
         assert run_virtual(lambda clock: _monotonic_after(module, 1.0)) == 1.0
