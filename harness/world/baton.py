@@ -9,7 +9,9 @@ back when the thread finishes, sleeps (``time.sleep`` schedules a virtual
 wake-up) or waits (on a coroutine, another baton thread, a future). Every
 hand-off happens at a point of the loop's own order, so runs stay
 deterministic. A thread that keeps the baton for too long in real time fails
-the run with :class:`~retrychaos.errors.RealTimeBlockError`, and is stopped.
+the run with :class:`~retrychaos.errors.RealTimeBlockError`, and is stopped;
+the garbage collector's time does not count (a collection it happens to run
+is the interpreter's work, :func:`~retrychaos.world.watchdog.real_elapsed`).
 
 A baton thread that waits gives the baton back first: waiting for another
 baton thread while holding it would stop both (the other one needs it to
@@ -31,6 +33,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RealTimeBlockError
+from .watchdog import real_elapsed, real_mark
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,6 +55,17 @@ def _wait(event: threading.Event, timeout: float | None = None) -> bool:
     cond = event._cond  # type: ignore[attr-defined]  # noqa: SLF001
     with cond:
         return bool(event._flag or _cond_wait(cond, timeout))  # type: ignore[attr-defined]  # noqa: SLF001
+
+
+def _wait_within(event: threading.Event, limit: float) -> bool:
+    """:func:`_wait`, at most ``limit`` real seconds, the garbage collector's time not counted."""
+    since = real_mark()
+    remaining = limit
+    while not _wait(event, remaining):
+        remaining = limit - real_elapsed(since)
+        if remaining <= 0:
+            return False
+    return True
 
 
 class ThreadStopped(SystemExit):
@@ -261,7 +275,7 @@ class Baton:
         _set(job.go)
         loop.in_real_wait = True
         try:
-            finished = _wait(job.parked, loop.real_wait_s)
+            finished = _wait_within(job.parked, loop.real_wait_s)
         finally:
             loop.in_real_wait = False
         if not finished:
