@@ -33,6 +33,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RealTimeBlockError
+from .affinity import pin_here, unpin
 from .watchdog import real_elapsed, real_mark
 
 if TYPE_CHECKING:
@@ -131,6 +132,10 @@ class Baton:
         self._jobs: dict[_Job, None] = {}
         self._adopted: dict[threading.Thread, _Job] = {}
         self._lost: list[_Job] = []
+        # The loop's thread, pinned to one CPU at the run's first baton thread
+        # (retrychaos.world.affinity): the CPUs to give back at close().
+        self._pinned: set[int] | None = None
+        self._pin_thread: int | None = None
 
     def current(self) -> _Job | None:
         """The job of the calling thread, or None if it is not one of this baton's threads."""
@@ -140,6 +145,7 @@ class Baton:
         """Run ``fn`` on a new thread from the loop's next turn on; the future gets its result."""
         job = _Job(fn, self.loop.create_future(), name)
         self._jobs[job] = None
+        self._pin()
         # Started now, so that its start-up overlaps the loop's work until its turn.
         job.thread = BatonThread(self, job)
         job.thread.start()
@@ -149,12 +155,19 @@ class Baton:
     def adopt(self, thread: threading.Thread, run: Callable[[], Any]) -> None:
         """Make ``thread`` (about to start) a baton thread that runs ``run`` when its turn comes."""
         job = _Job(run, self.loop.create_future(), thread.name)
+        self._pin()
         job.adopted = True
         job.thread = thread
         self._jobs[job] = None
         self._adopted[thread] = job
         thread.run = functools.partial(self._body, job)  # type: ignore[method-assign]
         self.loop.call_soon(self._wake, job, 0, None)
+
+    def _pin(self) -> None:
+        """Pin the loop's thread to its CPU before the run's first thread starts (once)."""
+        if self._pin_thread is None and threading.get_ident() == self.loop._thread_id:  # noqa: SLF001
+            self._pin_thread = self.loop._thread_id  # noqa: SLF001
+            self._pinned = pin_here()
 
     def adopted(self, thread: threading.Thread) -> _Job | None:
         """The job of ``thread`` if this baton adopted it and it has not finished."""
@@ -350,6 +363,9 @@ class Baton:
             if ours and thread not in lost and thread is not threading.current_thread():
                 _join(thread, self.loop.real_wait_s)
         self._adopted.clear()
+        if self._pin_thread == threading.get_ident():
+            unpin(self._pinned)
+            self._pinned = self._pin_thread = None
 
 
 def stale(wake: functools.partial[None]) -> bool:
