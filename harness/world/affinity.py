@@ -14,7 +14,8 @@ threads it starts inherit it), and put back on its own CPUs when the run's
 threads are closed. Nothing runs in parallel inside a run anyway, and the
 CPU is the one the scheduler had chosen, so two worker processes started on
 two cores stay on two cores. Where threads cannot be pinned (another
-system, a thread not allowed to) nothing changes.
+system, a thread not allowed to) nothing changes. A process started from the
+run's threads meanwhile inherits the one CPU (docs/contract.md, "Threads").
 """
 
 from __future__ import annotations
