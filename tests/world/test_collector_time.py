@@ -45,8 +45,10 @@ def _slow_collections(seconds: float) -> Iterator[None]:
 
 
 def _collect_slowly(seconds: float) -> int:
+    # The youngest generation only: its collection is short whatever the process
+    # holds, so the slow part is the callback's, as long as the test says.
     with _slow_collections(seconds):
-        gc.collect()
+        gc.collect(0)
     return 7
 
 
@@ -92,7 +94,8 @@ def test_a_real_block_after_a_collection_is_still_caught() -> None:
         del clock
         await asyncio.get_running_loop().run_sync(blocks)  # type: ignore[attr-defined]
 
-    with pytest.raises(RealTimeBlockError, match=r"ran for more than 0\.1 s of real time"):
+    # The loop's wait catches it (0.1 s); on a loaded machine the watchdog may first.
+    with pytest.raises(RealTimeBlockError, match=r"more than (0\.1|5) s of real time"):
         run_virtual(main, real_wait_s=0.1)
 
 
@@ -103,7 +106,7 @@ def test_the_collector_is_counted_only_while_a_run_watches() -> None:
         del clock
         since = real_mark()
         with _slow_collections(0.05):
-            gc.collect()
+            gc.collect(0)
         return COLLECTOR in gc.callbacks and real_elapsed(since) < 0.05
 
     assert COLLECTOR not in gc.callbacks
