@@ -6,7 +6,7 @@ clock to the next timer instead of waiting. ``asyncio.sleep``, ``wait_for``,
 ``timeout``, tasks, ``TaskGroup`` and anyio on asyncio therefore follow
 virtual time, and an hour of it passes in however long the callbacks take.
 
-One iteration (:meth:`VirtualEventLoop._run_once`) is asyncio 3.11's
+One iteration (:meth:`VirtualEventLoop._iterate` runs them) is asyncio 3.11's
 ``BaseEventLoop._run_once``, with the same order of callbacks, the same
 timer heap and the same tie-breaking, leaner where a fleet spends its time:
 the heap holds ``(when, handle)`` pairs, so it compares floats in C (equal
@@ -270,11 +270,7 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
                 firstiter=self._asyncgen_firstiter_hook, finalizer=self._asyncgen_finalizer_hook
             )
             events._set_running_loop(self)  # noqa: SLF001 (asyncio's API for loops)
-            run_once = self._run_once
-            while True:
-                run_once()
-                if self._stopping:
-                    break
+            self._iterate()
         finally:
             self._stopping = False
             self._thread_id = None
@@ -287,68 +283,72 @@ class VirtualEventLoop(BatonThreads, LoopServices):  # type: ignore[misc]  # run
         """Stop after the current iteration."""
         self._stopping = True
 
-    def _run_once(self) -> None:  # noqa: C901, PLR0912, PLR0915 (asyncio's algorithm, inlined)
-        """One iteration: ``BaseEventLoop._run_once`` (Python 3.11) on the virtual clock.
+    def _iterate(self) -> None:  # noqa: C901, PLR0912, PLR0915 (asyncio's algorithm, inlined)
+        """Iterations until :meth:`stop`: ``BaseEventLoop._run_once`` (Python 3.11), in a loop.
 
-        Same steps in the same order: drop cancelled timers, jump the clock
-        to the next timer if nothing is ready, move due timers to the ready
-        queue, run what was ready at that point.
+        Each iteration takes the same steps in the same order: drop cancelled
+        timers, jump the clock to the next timer if nothing is ready, move due
+        timers to the ready queue, run what was ready at that point. One frame
+        runs them all (a fleet's run is hundreds of thousands of iterations).
         """
-        self.iterations += 1
-        self._cut = False
-        if self.iterations > self.step_limit > 0:  # spent; the clean-up gets a budget too
-            self.step_limit = self.iterations + self.spin_limit
-            self._abort(StepBudgetError.spent(self.iterations - 1, self.clock.now()))
-        if self._timer_cancelled_count:  # else no cancelled timer is in the heap
-            self._drop_cancelled(self._scheduled)
-        scheduled = self._scheduled
         ready = self._ready
-        clock = self.clock
-        if not ready and not self._stopping:
-            if scheduled:
-                when = scheduled[0][0]
-                if when > clock._ns / NS_PER_S:  # noqa: SLF001 (what asyncio's select would wait)
-                    self._jump(when)
-            else:
-                # No timer at all, and every thread of the run is a baton thread,
-                # which runs only when the loop hands it the baton: nothing can wake us.
-                self._abort(DeadlockError(_DEADLOCK))
-        if clock._ns != self._still_ns:  # noqa: SLF001 (hot path)
-            self._still_ns, self._still = clock._ns, 0  # noqa: SLF001
-        elif (still := self._still + 1) < self.spin_limit:
-            self._still = still
-        else:  # a livelock (the clean-up after it starts a new count)
-            self._still = 0
-            self._abort(LivelockError(_LIVELOCK.format(n=still, at=clock.now())))
-
-        end_time = clock._ns / NS_PER_S + _CLOCK_RESOLUTION  # noqa: SLF001
-        while scheduled:
-            when, handle = scheduled[0]
-            if when >= end_time:
-                break
-            heappop(scheduled)
-            handle._scheduled = False  # noqa: SLF001 (asyncio's own bookkeeping)
-            ready.append(handle)
-
         popleft = ready.popleft
-        for _ in range(len(ready)):
-            if self._cut:
-                break  # the run is over: what is left is for the clean-up to cancel
-            handle = popleft()
-            if handle._cancelled:  # noqa: SLF001
-                continue
-            if type(handle) is Wake:
-                waiter = handle.waiter
-                if not waiter.done():
-                    waiter.set_result(handle.result)
-                continue
-            try:
-                handle._context.run(handle._callback, *handle._args)  # noqa: SLF001
-            except (SystemExit, KeyboardInterrupt):
-                raise
-            except BaseException as exc:  # what Handle._run does
-                self._callback_failed(handle, exc)
-        handle = None  # Needed to break cycles when an exception occurs.
+        clock = self.clock
+        while True:
+            self.iterations += 1
+            self._cut = False
+            if self.iterations > self.step_limit > 0:  # spent; the clean-up gets a budget too
+                self.step_limit = self.iterations + self.spin_limit
+                self._abort(StepBudgetError.spent(self.iterations - 1, self.clock.now()))
+            if self._timer_cancelled_count:  # else no cancelled timer is in the heap
+                self._drop_cancelled(self._scheduled)
+            scheduled = self._scheduled
+            if not ready and not self._stopping:
+                if scheduled:
+                    when = scheduled[0][0]
+                    if when > clock._ns / NS_PER_S:  # noqa: SLF001 (what asyncio's select would wait)
+                        self._jump(when)
+                else:
+                    # No timer at all, and every thread of the run is a baton thread,
+                    # which runs only when the loop hands it the baton: nothing can wake us.
+                    self._abort(DeadlockError(_DEADLOCK))
+            if clock._ns != self._still_ns:  # noqa: SLF001 (hot path)
+                self._still_ns, self._still = clock._ns, 0  # noqa: SLF001
+            elif (still := self._still + 1) < self.spin_limit:
+                self._still = still
+            else:  # a livelock (the clean-up after it starts a new count)
+                self._still = 0
+                self._abort(LivelockError(_LIVELOCK.format(n=still, at=clock.now())))
+
+            end_time = clock._ns / NS_PER_S + _CLOCK_RESOLUTION  # noqa: SLF001
+            while scheduled:
+                when, handle = scheduled[0]
+                if when >= end_time:
+                    break
+                heappop(scheduled)
+                handle._scheduled = False  # noqa: SLF001 (asyncio's own bookkeeping)
+                ready.append(handle)
+
+            for _ in range(len(ready)):
+                if self._cut:
+                    break  # the run is over: what is left is for the clean-up to cancel
+                handle = popleft()
+                if handle._cancelled:  # noqa: SLF001
+                    continue
+                if type(handle) is Wake:
+                    waiter = handle.waiter
+                    if not waiter.done():
+                        waiter.set_result(handle.result)
+                    continue
+                try:
+                    handle._context.run(handle._callback, *handle._args)  # noqa: SLF001
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except BaseException as exc:  # what Handle._run does
+                    self._callback_failed(handle, exc)
+            handle = None  # Needed to break cycles when an exception occurs.
+            if self._stopping:
+                break
 
     def _jump(self, when: float) -> None:
         """Nothing is ready: move the clock to the timer due at ``when``, or end the run.
