@@ -205,10 +205,13 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                 attempt.ordinal = len(history) + 1
                 history.append(attempt)
             attempts.append(attempt)
+            # A request's task and call have begun before it (a subscript, not a method
+            # call: the look-ups of the hot loop almost always find what they look for).
             task = event.task
             if task is not None:
-                task_info = tasks.get(task)
-                if task_info is None:
+                try:
+                    task_info = tasks[task]
+                except KeyError:
                     task_info = tasks[task] = new_task(task, fill_tasks)
                 task_info.sent = task_info.sent + 1
                 if event.at > task_info.last_act:  # noqa: PLR1730 (no call: the hot loop)
@@ -217,8 +220,9 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             if call is None:
                 attempt.call_ordinal = 0
             else:
-                call_info = calls.get(call)
-                if call_info is None:
+                try:
+                    call_info = calls[call]
+                except KeyError:
                     call_info = calls[call] = new_call(call, fill)
                 attempt.call_ordinal = call_info.sent = call_info.sent + 1
         elif kind == "response":
@@ -236,7 +240,10 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
                 first_ok[op] = event.seq
             # The op's requests still waiting are those of its history without a response
             # (only this pairing gives one): most often its only request, or its last.
-            history = ops.get(op)
+            try:
+                history = ops[op]
+            except KeyError:
+                history = None
             if history is not None:
                 size = len(history)
                 if size == 1 or (size == 2 and history[0].response is not None):  # noqa: PLR2004
@@ -258,29 +265,32 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
             call_starts.append(event)
             call = event.call
             if call is not None:
-                call_info = calls.get(call)
-                if call_info is None:
+                begun = calls.get(call)
+                if begun is None:
                     # new_call(call), inline: most calls begin here.
-                    call_info = calls[call] = new(CallInfo)
-                    call_info.call = call
-                    call_info.decision = call_info._attempts = None  # noqa: SLF001 (its records)
-                    call_info.sent = 0
-                    call_info._fill = fill  # noqa: SLF001
-                call_info.start = event
+                    begun = calls[call] = new(CallInfo)
+                    begun.call = call
+                    begun.decision = begun._attempts = None  # noqa: SLF001 (its records)
+                    begun.sent = 0
+                    begun._fill = fill  # noqa: SLF001
+                begun.start = event
         elif kind == "decision":
             decisions.append(event)
             task = event.task
             if task is not None:
-                task_info = tasks.get(task)
-                if task_info is None:  # not seen yet: compared once it is (after the pass)
+                try:
+                    task_info = tasks[task]
+                except KeyError:  # not seen yet: compared once it is (after the pass)
                     if event.at > late.get(task, never):
                         late[task] = event.at
-                elif event.at > task_info.last_act:
-                    task_info.last_act = event.at
+                else:
+                    if event.at > task_info.last_act:  # noqa: PLR1730 (no call: the hot loop)
+                        task_info.last_act = event.at
             call = event.call
             if call is not None:
-                call_info = calls.get(call)
-                if call_info is None:
+                try:
+                    call_info = calls[call]
+                except KeyError:
                     call_info = calls[call] = new_call(call, fill)
                 if call_info.decision is None:
                     call_info.decision = event
@@ -288,24 +298,25 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
         elif kind == "task_start":
             task = event.task
             if task is not None:
-                task_info = tasks.get(task)
-                if task_info is None:
+                started = tasks.get(task)
+                if started is None:
                     # new_task(task), inline: most tasks begin here.
-                    task_info = tasks[task] = new(TaskInfo)
-                    task_info.task = task
-                    task_info.end = task_info._attempts = None  # noqa: SLF001 (its records)
-                    task_info.sent = 0
-                    task_info._fill = fill_tasks  # noqa: SLF001
-                    task_info.last_act = never
-                    task_info.ok = False
-                task_info.start = event
+                    started = tasks[task] = new(TaskInfo)
+                    started.task = task
+                    started.end = started._attempts = None  # noqa: SLF001 (its records)
+                    started.sent = 0
+                    started._fill = fill_tasks  # noqa: SLF001
+                    started.last_act = never
+                    started.ok = False
+                started.start = event
                 deadline = event.data.get("deadline")
-                task_info.deadline = None if deadline is None else float(deadline)
+                started.deadline = None if deadline is None else float(deadline)
         elif kind == "task_end":
             task = event.task
             if task is not None:
-                task_info = tasks.get(task)
-                if task_info is None:
+                try:
+                    task_info = tasks[task]
+                except KeyError:
                     task_info = tasks[task] = new_task(task, fill_tasks)
                 task_info.end = event
                 task_info.ok = True if event.data.get("ok") else False  # noqa: SIM210 (no call)
@@ -319,9 +330,9 @@ def build(events: Sequence[TraceEvent]) -> TraceIndex:  # noqa: C901, PLR0912, P
         if found:
             kinds[kind] = found
     for task, at in late.items():
-        task_info = tasks.get(task)
-        if task_info is not None and at > task_info.last_act:
-            task_info.last_act = at
+        known = tasks.get(task)
+        if known is not None and at > known.last_act:
+            known.last_act = at
     index._answers = list(answers.values())  # noqa: SLF001 (its own index)
     return index
 
