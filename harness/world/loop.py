@@ -6,7 +6,7 @@ clock to the next timer instead of waiting. ``asyncio.sleep``, ``wait_for``,
 ``timeout``, tasks, ``TaskGroup`` and anyio on asyncio therefore follow
 virtual time, and an hour of it passes in however long the callbacks take.
 
-One iteration (:meth:`VirtualEventLoop._iterate` runs them) is asyncio 3.11's
+One iteration of :meth:`VirtualEventLoop._iterate` is asyncio 3.11's
 ``BaseEventLoop._run_once``, with the same order of callbacks, the same
 timer heap and the same tie-breaking, leaner where a fleet spends its time:
 the heap holds ``(when, handle)`` pairs, so it compares floats in C (equal
