@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
+import runpy
 from pathlib import Path
 
 from retrychaos.world import families, service
 from retrychaos.world.recorder import Recorder
 
-_SPEC = importlib.util.spec_from_file_location(
-    "storm_budget", Path(__file__).resolve().parents[2] / "benchmarks" / "storm_budget.py"
-)
-assert _SPEC is not None
-assert _SPEC.loader is not None
-budget = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(budget)
+BUDGET = runpy.run_path(str(Path(__file__).resolve().parents[2] / "benchmarks" / "storm_budget.py"))
+one, VARIANTS = BUDGET["one"], BUDGET["VARIANTS"]
 
 
 def test_every_variant_ends_where_the_shipped_run_ends() -> None:
     """Making a part free changes no controller's course: the same virtual end, every variant."""
-    ends = {variant: budget.one("minimal", 12, variant)["end_ns"] for variant in budget.VARIANTS}
+    ends = {variant: one("minimal", 12, variant)["end_ns"] for variant in VARIANTS}
     assert ends["shipped"] is not None
     assert ends["shipped"] > 0
     assert set(ends.values()) == {ends["shipped"]}
@@ -28,5 +23,5 @@ def test_every_variant_ends_where_the_shipped_run_ends() -> None:
 def test_a_variant_puts_back_what_it_replaced() -> None:
     """After a variant has run, the recorder, the digests and the failures are the shipped ones."""
     shipped = (Recorder.record, service.cached_args_digest, families.Family.failed)
-    budget.one("minimal", 4, "free-all")
+    one("minimal", 4, "free-all")
     assert (Recorder.record, service.cached_args_digest, families.Family.failed) == shipped
