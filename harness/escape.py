@@ -75,9 +75,13 @@ def escape_message(exc: BaseException) -> str:
         what = f"{where} raised KeyboardInterrupt"
     else:
         text = safe_text(exc)
-        what = f"{where} raised {name} (a BaseException, not an Exception)" + (
-            f": {text}" if text else ""
+        # An Exception here got past the harness's own handling (which failed too).
+        kind = (
+            "an Exception the run could not handle"
+            if isinstance(exc, Exception)
+            else ("a BaseException, not an Exception")
         )
+        what = f"{where} raised {name} ({kind})" + (f": {text}" if text else "")
     return f"{what}; {_FIX}\n{_controller_frames(exc)}"
 
 

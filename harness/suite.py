@@ -112,21 +112,32 @@ def _run_one(job: _Job, progress: Callable[[str], None]) -> CaseResult | Retire:
             progress=progress if job.phases else None,
         )
     except BaseException as exc:
-        _restore(state)
-        return Retire(_noted(failed(case, escape_message(exc))))
+        changed = _restore(state)
+        if changed and isinstance(exc, Exception):
+            # The harness's own handling failed in the changed process (a recursion
+            # limit too low for it): that change is what the controller did.
+            message = _changed_process(changed, escape_message(exc))
+        else:
+            message = escape_message(exc)
+        return Retire(_noted(failed(case, message)))
     changed = _restore(state)
     result = _noted(_trim(redacted(result), job.keep, keep_failing=job.keep_failing))
     if not changed:
         return result
     if result.error_kind == "internal":
         # The harness failed in a process the controller had changed: its doing.
-        message = (
-            f"the controller changed the process it runs in ({'; '.join(changed)}) and the "
-            "run failed in it; a controller must leave the interpreter's settings and the "
-            f"working folder as it found them\n{result.error}"
-        )
+        message = _changed_process(changed, result.error or "")
         result = replace(result, error=message, error_kind="controller")
     return Retire(result)  # put back, and a fresh worker for the next case all the same
+
+
+def _changed_process(changed: list[str], error: str) -> str:
+    """The message of a run that failed in a process its controller changed (``error``: how)."""
+    return (
+        f"the controller changed the process it runs in ({'; '.join(changed)}) and the "
+        "run failed in it; a controller must leave the interpreter's settings and the "
+        f"working folder as it found them\n{error}"
+    )
 
 
 def _noted(result: CaseResult) -> CaseResult:

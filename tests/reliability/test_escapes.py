@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import pytest
@@ -70,12 +71,14 @@ def test_an_escape_shows_the_controllers_own_frame(project: Path, retrychaos, ru
     )
     assert result.returncode == 1, result.stderr
     run = runs(project / "out")["hostile:sync_exits"]
-    assert run["traceback"] == (
-        "Traceback (most recent call last):\n"
-        f'  File "{project / "hostile.py"}", line 22, in call\n'
-        "    sys.exit(4)\n"
-        "SystemExit: 4"
-    )
+    # Python 3.13 underlines the failing call (a line of ~ and ^): its format, kept as it is.
+    lines = [line for line in run["traceback"].split("\n") if line.strip(" ~^")]
+    assert lines == [
+        "Traceback (most recent call last):",
+        f'  File "{project / "hostile.py"}", line 22, in call',
+        "    sys.exit(4)",
+        "SystemExit: 4",
+    ]
     assert run["error"] == ESCAPES["sync_exits"] + "\n" + run["traceback"]
 
 
@@ -119,12 +122,12 @@ def test_a_controller_that_changes_its_process_fails_and_the_next_case_runs_clea
     assert result.returncode == 1, result.stderr
     found = runs(project / "out")
     error = found["hostile:lowers_the_recursion_limit"]["error"]
-    assert error.startswith(
-        "the controller changed the process it runs in (the recursion limit from "
-    )
-    assert error.split("\n")[0].endswith(
-        " to 50) and the run failed in it; a controller must leave the interpreter's settings "
-        "and the working folder as it found them"
-    )
+    # The hostile factory sets the limit a few frames above its own depth.
+    assert re.fullmatch(
+        r"the controller changed the process it runs in \(the recursion limit from \d+ to "
+        r"\d+\) and the run failed in it; a controller must leave the interpreter's settings "
+        r"and the working folder as it found them",
+        error.split("\n")[0],
+    ), error
     assert found["hostile:lowers_the_recursion_limit"]["error_kind"] == "controller"
     assert (found["hostile:good"]["error"], found["hostile:good"]["passed"]) == (None, False)
