@@ -1,4 +1,4 @@
-"""What a trace recorded as rows instead of events would save (docs/performance.md).
+"""What a trace recorded as rows instead of events would save (docs/performance-history.md).
 
     python benchmarks/trace_rows.py --agents 1000 --rounds 2
     valgrind --tool=callgrind python benchmarks/trace_rows.py --agents 200 \

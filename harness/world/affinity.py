@@ -6,7 +6,7 @@ When the two sit on different cores, every wake-up is a cross-core one, and
 on a virtual machine waking an idle core costs tens of microseconds: a
 round trip of a sync controller's sleep took 90-100 us of real time (70-80
 us of CPU, most of it in the kernel) against 25-30 us with both threads on
-one core (docs/performance.md, "a sync controller's hand-off").
+one core (docs/performance-history.md, "a sync controller's hand-off").
 
 So when a run starts its first baton thread, the loop's thread is pinned to
 the CPU it runs on (Linux: ``os.sched_setaffinity`` of the calling thread;

@@ -4,7 +4,7 @@ Every kept event is two new objects the collector counts (the event and its
 ``data`` dict), and none of them ever becomes garbage while the run goes on.
 At a fixed young threshold a 10,000-agent storm (1.5 million events) ran 62
 young collections and two middle ones that found nothing to free, about a
-sixth of its CPU time (docs/performance.md, "Issue 18: the kept trace and the
+sixth of its CPU time (docs/performance-history.md, "Issue 18: the kept trace and the
 collector"). So while a run keeps events, the young threshold is the quiet
 collector's plus one for every :data:`EVENTS_PER_OBJECT` events kept, up to
 :data:`CEILING`: the collector still runs, as often as before for what the
