@@ -159,10 +159,12 @@ def test_a_controller_that_switches_the_watchdog_off_and_blocks_fails_on_the_cas
 
 def test_killing_a_worker_kills_the_processes_under_it() -> None:
     """kill_tree ends a process and a grandchild in a session of its own, then both are gone."""
+    # Both processes block in signal.pause() (no sleep, real or virtual) until killed.
     code = (
-        "import subprocess, sys, time; "
-        "p = subprocess.Popen(['sleep', '1000'], start_new_session=True); "
-        "print(p.pid, flush=True); time.sleep(1000)"
+        "import signal, subprocess, sys; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import signal; signal.pause()'], "
+        "start_new_session=True); "
+        "print(p.pid, flush=True); signal.pause()"
     )
     parent = subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, start_new_session=True
